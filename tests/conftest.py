@@ -1,0 +1,27 @@
+"""Shared test helpers: the repository layout and the optional ../shared data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from triage.model import Artifact
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SHARED = Path(os.environ.get("TRIAGE_SHARED", ROOT.parent / "shared"))
+
+
+def shared(*parts: str) -> Path:
+    """A path under ../shared, or skip the test: a user's clone has no ../shared."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the seed reports and real data live beside the repository, not in it")
+    return path
+
+
+def artifact(text: str, name: str = "paste.txt") -> Artifact:
+    return Artifact(name=name, text=text, size=len(text))

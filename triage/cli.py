@@ -1,0 +1,156 @@
+"""The ``triage`` command.
+
+``triage PATH...`` triages files, folders, zips or ``-`` (stdin); a known subcommand name
+(``triage signatures ...``) wins over a path of the same name. Exit codes, like grep's:
+0 a known failure was diagnosed, 1 nothing known matched (``unknown``), 2 bad usage or
+unreadable input.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from triage import __version__
+
+EXIT_DIAGNOSED, EXIT_UNKNOWN, EXIT_ERROR = 0, 1, 2
+_DEFAULT = "run"
+
+
+class _PathsFirst(TyperGroup):
+    """A group where anything that is not a subcommand name is a path for ``run``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = [_DEFAULT, *args]
+        return super().parse_args(ctx, args)
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+    html = "html"
+    md = "md"
+    markdown = "markdown"
+
+
+_SUFFIX_FORMAT = {".html": Format.html, ".htm": Format.html, ".md": Format.md, ".json": Format.json}
+
+app = typer.Typer(
+    cls=_PathsFirst,
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    help="Recognise known HIP/ROCm failures in logs, stacks and bundles; report the root cause, the "
+    "evidence and a workaround. `triage PATH...` is short for `triage run PATH...`.\n\n"
+    "Exit codes: 0 a known failure was diagnosed, 1 nothing known matched (unknown), 2 bad usage "
+    "or unreadable input.",
+)
+signatures_app = typer.Typer(help="The signature database: list it, run its examples.", no_args_is_help=True)
+app.add_typer(signatures_app, name="signatures")
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"triage: {message}", err=True)
+    return typer.Exit(EXIT_ERROR)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"hip-triage {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    pass
+
+
+@app.command(_DEFAULT)
+def run(
+    paths: list[str] = typer.Argument(..., help="Files, folders, .zip bundles, or - for standard input."),
+    fmt: Optional[Format] = typer.Option(None, "--format", "-f", help="Report format (default: text, or from -o's suffix)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    signatures: Optional[Path] = typer.Option(None, "--signatures", help="Use this signature folder instead of the shipped one."),
+    templates: Optional[Path] = typer.Option(None, "--templates", help="Use report templates from this folder."),
+) -> None:
+    """Triage a crash: files, folders, zips or - (stdin)."""
+    from triage.ingest import IngestError
+    from triage.match import SignatureError
+    from triage.pipeline import triage
+    from triage.report import render
+
+    chosen = fmt or (_SUFFIX_FORMAT.get(output.suffix.lower()) if output else None) or Format.text
+    try:
+        result = triage(paths, stdin=sys.stdin.buffer if "-" in paths else None, signatures=signatures)
+        if not result.case.artifacts and not result.case.warnings:
+            raise _fail(f"nothing to read in {' '.join(paths)}")
+        report = render(result, chosen.value, templates)
+    except (IngestError, SignatureError, FileNotFoundError) as err:
+        raise _fail(str(err)) from None
+    except typer.Exit:
+        raise
+    except Exception as err:
+        if os.environ.get("TRIAGE_DEBUG"):
+            raise
+        raise _fail(f"internal error ({type(err).__name__}: {err}); run again with TRIAGE_DEBUG=1 and "
+                    "report it with the input") from None
+    if output:
+        try:
+            output.write_text(report, encoding="utf-8")
+        except OSError as err:
+            raise _fail(f"cannot write {output}: {err.strerror or err}") from None
+        top = result.top
+        typer.echo(f"{output}: {top.klass} ({round(top.confidence * 100)}%) {top.id}", err=True)
+    else:
+        sys.stdout.write(report if report.endswith("\n") else report + "\n")
+    raise typer.Exit(EXIT_UNKNOWN if result.top.klass == "unknown" else EXIT_DIAGNOSED)
+
+
+@signatures_app.command("list")
+def signatures_list(
+    signatures: Optional[Path] = typer.Option(None, "--signatures", help="Signature folder (default: the shipped one)."),
+) -> None:
+    """Print the catalogue: id, class, status and title of every signature."""
+    from triage.match import load
+    from triage.resources import data_dir
+
+    db = load(signatures or data_dir("signatures"))
+    for sig in db.signatures:
+        typer.echo(f"{sig.id:<40} {sig.klass:<24} {sig.status:<12} {sig.title}")
+    for problem in db.problems:
+        typer.echo(f"! {problem}", err=True)
+
+
+@signatures_app.command("test")
+def signatures_test(
+    signatures: Optional[Path] = typer.Option(None, "--signatures", help="Signature folder (default: the shipped one)."),
+) -> None:
+    """Run every signature's must-match and must-not-match examples."""
+    from triage.match import load
+    from triage.match.examples import run_examples
+    from triage.resources import data_dir
+
+    folder = signatures or data_dir("signatures")
+    db = load(folder)
+    outcomes = run_examples(db, folder)
+    failed = [o for o in outcomes if not o.passed]
+    for outcome in outcomes:
+        typer.echo(f"{'ok  ' if outcome.passed else 'FAIL'} {outcome.signature}: {outcome.kind}: {outcome.name}"
+                   + ("" if outcome.passed else f"\n     {outcome.reason}"))
+    for problem in db.problems:
+        typer.echo(f"! {problem}", err=True)
+    typer.echo(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed")
+    raise typer.Exit(1 if failed or db.problems else 0)
+
+
+def main() -> None:
+    app()

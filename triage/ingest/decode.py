@@ -1,0 +1,52 @@
+"""Bytes to text the parsers can read: BOMs, UTF-16 without BOM, CRLF, ANSI colours, NULs."""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def looks_binary(data: bytes) -> bool:
+    """True for bytes that are not text in any encoding we read (ELF, minidump, zip...)."""
+    head = data[:4096]
+    if not head:
+        return False
+    if _utf16_order(head):
+        return False
+    if b"\x00" in head:
+        return True
+    controls = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27))
+    return controls > len(head) // 20
+
+
+def _utf16_order(head: bytes) -> str | None:
+    if head.startswith(codecs.BOM_UTF16_LE):
+        return "utf-16-le"
+    if head.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16-be"
+    sample = head[:512]
+    if len(sample) >= 8:
+        even_nuls = sample[0::2].count(0)
+        odd_nuls = sample[1::2].count(0)
+        half = len(sample) // 2
+        if odd_nuls > half * 0.8 and even_nuls < half * 0.1:
+            return "utf-16-le"
+        if even_nuls > half * 0.8 and odd_nuls < half * 0.1:
+            return "utf-16-be"
+    return None
+
+
+def decode(data: bytes) -> str:
+    """Decode user bytes; never raises (undecodable bytes become U+FFFD)."""
+    order = _utf16_order(data[:4096])
+    if order:
+        bom = codecs.BOM_UTF16_LE if order == "utf-16-le" else codecs.BOM_UTF16_BE
+        body = data[len(bom):] if data.startswith(bom) else data
+        text = body.decode(order, errors="replace")
+    else:
+        body = data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
+        text = body.decode("utf-8", errors="replace")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    return _ANSI.sub("", text)

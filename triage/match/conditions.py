@@ -1,0 +1,172 @@
+"""Evaluate one signature condition against a Case: did it hold, on which lines, with what captures.
+
+Evidence from machine output counts in full. A line that no parser claimed and that reads
+like a sentence (a user retelling an error in prose, or saying it is gone) counts half.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import regex
+
+from triage.match.database import Condition
+from triage.model import Case, Evidence, Where
+
+PROSE_FACTOR = 0.5
+MAX_EVIDENCE = 3
+
+_WORD = regex.compile(r"[A-Za-z][a-z']+")
+_STOPWORDS = frozenset(
+    "a an and are as at be but by for from has have i in is it its my no not of on or so that the this to "
+    "was were which with without we you instead because when then also only still".split()
+)
+_MACHINE_MARK = regex.compile(r"^\s*[\w.\[\]-]+:\s|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}=")
+
+
+def is_prose(text: str) -> bool:
+    """A sentence a person wrote, as opposed to a line a program printed."""
+    words = _WORD.findall(text)
+    if len(words) < 8 or _MACHINE_MARK.search(text):
+        return False
+    return sum(1 for w in words if w.lower() in _STOPWORDS) * 4 >= len(words)
+
+
+@dataclass
+class Hit:
+    factor: float
+    evidence: list[Evidence] = field(default_factory=list)
+    captures: dict[str, str] = field(default_factory=dict)
+
+
+class Lines:
+    """Every input line once, with its weight as evidence; shared by all conditions of a triage."""
+
+    def __init__(self, case: Case) -> None:
+        self.entries: list[tuple[Where, str, float]] = []
+        self.claimed: set[Where] = set(case.line_kinds)
+        self.text: dict[Where, str] = {}
+        for artifact in case.artifacts:
+            for number, line in enumerate(artifact.lines, 1):
+                where = Where(artifact.name, number)
+                self.text[where] = line
+                if not line.strip():
+                    continue
+                claimed = where in case.line_kinds
+                weight = 1.0 if claimed or not is_prose(line) else PROSE_FACTOR
+                self.entries.append((where, line, weight))
+
+    def evidence(self, where: Where, condition: str) -> Evidence:
+        return Evidence(where.artifact, where.line, self.text.get(where, "").strip(), condition)
+
+
+def evaluate(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    return _KINDS[cond.kind](cond, case, lines)
+
+
+def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    pattern = cond.patterns["log"]
+    found: list[tuple[float, Where, regex.Match]] = []
+    for where, text, weight in lines.entries:
+        if m := pattern.search(text):
+            found.append((weight, where, m))
+    if not found:
+        return None
+    found.sort(key=lambda f: (-f[0], f[1] not in lines.claimed))
+    best_weight, _, best = found[0]
+    captures = {k: v for k, v in best.groupdict().items() if v is not None}
+    evidence = [lines.evidence(w, cond.id) for _, w, _ in found[:MAX_EVIDENCE]]
+    return Hit(best_weight, evidence, captures)
+
+
+def _frame(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    spec = cond.spec
+    within = int(spec.get("within", 10))
+    symbol, module = cond.patterns.get("symbol"), cond.patterns.get("module")
+    for stack in case.stacks:
+        for position, frame in enumerate(stack.frames[:within]):
+            if symbol and (not frame.symbol or (frame.symbol_note or "").startswith("unreliable")
+                           or not symbol.search(frame.symbol)):
+                continue
+            if module and not (frame.module and module.search(frame.module)):
+                continue
+            prefix = str(spec.get("capture", "frame"))
+            captures = {f"{prefix}_symbol": frame.symbol or "", f"{prefix}_module": frame.module or "",
+                        f"{prefix}_position": str(position)}
+            return Hit(1.0, [lines.evidence(frame.where, cond.id)], captures)
+    return None
+
+
+def _fault(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    fault, spec = case.fault, cond.spec
+    if fault is None:
+        return None
+    if "kind" in spec and fault.kind != spec["kind"]:
+        return None
+    if "signal" in spec and fault.signal not in _as_list(spec["signal"]):
+        return None
+    if "code" in spec and (fault.code or "").upper() not in [str(c).upper() for c in _as_list(spec["code"])]:
+        return None
+    if "module" in cond.patterns and not (fault.module and cond.patterns["module"].search(fault.module)):
+        return None
+    if "address_below" in spec and (fault.address is None or fault.address >= int(spec["address_below"])):
+        return None
+    if "instruction" in cond.patterns and not (fault.instruction and cond.patterns["instruction"].search(fault.instruction)):
+        return None
+    evidence = [lines.evidence(w, cond.id) for w in dict.fromkeys(fault.evidence)]
+    return Hit(1.0, evidence[:MAX_EVIDENCE + 1])
+
+
+def _fact(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    fact = case.fact(str(cond.spec["name"]))
+    if fact is None:
+        return None
+    if "equals" in cond.spec and fact.value != str(cond.spec["equals"]):
+        return None
+    if "matches" in cond.patterns and not cond.patterns["matches"].search(fact.value):
+        return None
+    return Hit(1.0, [lines.evidence(fact.where, cond.id)], {cond.spec["name"]: fact.value})
+
+
+def _binary(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    """``gpu-arch-missing``: the GPU's arch is absent from at least one offload bundle of a binary."""
+    arch = case.value("gfx_arch")
+    if cond.spec != "gpu-arch-missing" or not arch:
+        return None
+    for block in case.offload:
+        counts = {t.split(":")[0]: n for t, n in block.targets.items()}
+        bundles = block.bundles or max(counts.values())
+        with_arch = counts.get(arch, 0)
+        if with_arch >= bundles:
+            continue
+        typical = max(counts.values())
+        outliers = sorted((t for t, n in counts.items() if n < typical and t != arch), key=counts.get)
+        captures = {"gfx_arch": arch, "bundles": str(bundles), "bundles_with_arch": str(with_arch),
+                    "bundles_without_arch": str(bundles - with_arch),
+                    "outlier_targets": ", ".join(f"{t} ({counts[t]} bundle{'s' * (counts[t] != 1)})" for t in outliers)}
+        evidence = [lines.evidence(w, cond.id) for w, kind in case.line_kinds.items()
+                    if kind == "offload" and w.artifact == block.where.artifact
+                    and (arch in lines.text.get(w, "") or any(t in lines.text.get(w, "") for t in outliers)
+                         or "BUNDLE" in lines.text.get(w, ""))]
+        return Hit(1.0, evidence[:MAX_EVIDENCE + 1] or [lines.evidence(block.where, cond.id)], captures)
+    return None
+
+
+def _listing(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    has, lacks = cond.patterns.get("has"), cond.patterns.get("lacks")
+    by_artifact: dict[str, list[tuple[Where, str]]] = {}
+    for where, name in case.files_listed:
+        by_artifact.setdefault(where.artifact, []).append((where, name))
+    for entries in by_artifact.values():
+        hits = [w for w, name in entries if has is None or has.search(name)]
+        if not hits or (lacks and any(lacks.search(name) for _, name in entries)):
+            continue
+        return Hit(1.0, [lines.evidence(w, cond.id) for w in dict.fromkeys(hits)][:MAX_EVIDENCE])
+    return None
+
+
+def _as_list(value: object) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+_KINDS = {"log": _log, "frame": _frame, "fault": _fault, "fact": _fact, "binary": _binary, "listing": _listing}

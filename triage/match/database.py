@@ -1,0 +1,162 @@
+"""Load the signature database: one YAML file per known failure, plus ``_database.yaml`` settings.
+
+Regexes are compiled once here. A broken signature file is reported and skipped; it never
+stops a triage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import regex
+import yaml
+
+CONDITION_KINDS = ("log", "frame", "fault", "fact", "binary", "listing")
+# The input a condition reads; when that input is absent the report asks for it.
+CONDITION_INPUT = {"log": "text", "frame": "stack", "fault": "fault", "fact": "environment",
+                   "binary": "binary", "listing": "listing"}
+_REGEX_FIELDS = {"log": None, "frame": ("symbol", "module"), "fault": ("module", "instruction"),
+                 "fact": ("matches",), "listing": ("has", "lacks")}
+_FLAGS = regex.IGNORECASE | regex.VERSION1
+
+
+class SignatureError(ValueError):
+    pass
+
+
+@dataclass
+class Condition:
+    id: str
+    kind: str
+    spec: Any
+    strength: float
+    description: str
+    input: str
+    patterns: dict[str, regex.Pattern] = field(default_factory=dict)
+
+
+@dataclass
+class Signature:
+    id: str
+    title: str
+    klass: str
+    status: str
+    version: int
+    priority: int
+    conditions: list[Condition]
+    root_cause: str
+    workarounds: list[dict]
+    fix: str
+    ask_for: list[Any]
+    references: list[str]
+    falsepositives: list[str]
+    tests: dict
+    path: Path
+
+
+@dataclass
+class Database:
+    version: str
+    threshold: float
+    ask_for: dict[str, str]
+    signatures: list[Signature]
+    problems: list[str]
+    unknown: dict
+
+
+def _compile(pattern: str, where: str) -> regex.Pattern:
+    try:
+        return regex.compile(pattern, _FLAGS)
+    except regex.error as err:
+        raise SignatureError(f"{where}: bad regex {pattern!r}: {err}") from err
+
+
+def _condition(raw: dict, sig_id: str) -> Condition:
+    kinds = [k for k in CONDITION_KINDS if k in raw]
+    if len(kinds) != 1:
+        raise SignatureError(f"{sig_id}: condition {raw.get('id', '?')} needs exactly one of {', '.join(CONDITION_KINDS)}")
+    kind = kinds[0]
+    spec = raw[kind]
+    cond = Condition(
+        id=str(raw.get("id") or f"{kind}-{len(str(spec))}"),
+        kind=kind,
+        spec=spec,
+        strength=float(raw.get("strength", 0.5)),
+        description=str(raw.get("description", "")),
+        input=str(raw.get("input") or CONDITION_INPUT[kind]),
+    )
+    if not 0 < cond.strength < 1:
+        raise SignatureError(f"{sig_id}: condition {cond.id}: strength must be between 0 and 1")
+    where = f"{sig_id}: condition {cond.id}"
+    if kind == "log":
+        cond.patterns["log"] = _compile(str(spec), where)
+    elif isinstance(spec, dict):
+        for key in _REGEX_FIELDS.get(kind) or ():
+            if key in spec:
+                cond.patterns[key] = _compile(str(spec[key]), where)
+    return cond
+
+
+def load_signature(path: Path) -> Signature:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise SignatureError(f"{path.name}: cannot be read: {err}") from err
+    if not isinstance(data, dict):
+        raise SignatureError(f"{path.name}: not a mapping")
+    missing = [k for k in ("id", "title", "class", "conditions", "root_cause") if k not in data]
+    if missing:
+        raise SignatureError(f"{path.name}: missing {', '.join(missing)}")
+    sig_id = str(data["id"])
+    return Signature(
+        id=sig_id,
+        title=str(data["title"]),
+        klass=str(data["class"]),
+        status=str(data.get("status", "experimental")),
+        version=int(data.get("version", 1)),
+        priority=int(data.get("priority", 50)),
+        conditions=[_condition(c, sig_id) for c in data["conditions"]],
+        root_cause=str(data["root_cause"]),
+        workarounds=list(data.get("workarounds") or []),
+        fix=str(data.get("fix", "")),
+        ask_for=list(data.get("ask_for") or []),
+        references=[str(r) for r in data.get("references") or []],
+        falsepositives=[str(r) for r in data.get("falsepositives") or []],
+        tests=dict(data.get("tests") or {}),
+        path=path,
+    )
+
+
+def load(folder: Path) -> Database:
+    """Load every ``*.yaml`` signature in the folder; files starting with ``_`` are settings."""
+    settings_path = folder / "_database.yaml"
+    try:
+        settings = yaml.safe_load(settings_path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise SignatureError(f"{settings_path}: cannot be read: {err}") from err
+    problems: list[str] = []
+    signatures: list[Signature] = []
+    seen: set[str] = set()
+    for path in sorted(folder.glob("*.yaml")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            sig = load_signature(path)
+        except SignatureError as err:
+            problems.append(f"signature skipped: {err}")
+            continue
+        if sig.id in seen:
+            problems.append(f"signature skipped: {path.name}: duplicate id {sig.id}")
+            continue
+        seen.add(sig.id)
+        signatures.append(sig)
+    return Database(
+        version=str(settings.get("version", "0")),
+        threshold=float(settings.get("threshold", 0.45)),
+        ask_for={str(k): str(v).strip() for k, v in (settings.get("ask_for") or {}).items()},
+        signatures=signatures,
+        problems=problems,
+        unknown=dict(settings.get("unknown") or {}),
+    )

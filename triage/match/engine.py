@@ -1,0 +1,156 @@
+"""Rank the signatures that fit a Case and turn the best into diagnoses with filled-in texts.
+
+Confidence of a signature is ``1 - prod(1 - strength_i * weight_i)`` over its conditions
+that held: each condition's ``strength`` is how sure that piece of evidence alone makes us,
+and ``weight_i`` is 1 for machine output and 0.5 for a line a person wrote in prose.
+Independent pieces of evidence add up towards 1; a signature that matched nothing is not a
+candidate. Below the database threshold the answer is ``unknown`` with what to send next.
+"""
+
+from __future__ import annotations
+
+import regex
+from jinja2 import Undefined
+from jinja2.sandbox import SandboxedEnvironment
+
+from triage.match.conditions import Hit, Lines, evaluate
+from triage.match.database import Database, Signature
+from triage.model import Case, Diagnosis, Evidence, Workaround
+
+
+class _Placeholder(Undefined):
+    """A fact the case does not have shows as ``<name>`` for the user to fill in."""
+
+    def __str__(self) -> str:
+        return f"<{self._undefined_name}>"
+
+
+_ENV = SandboxedEnvironment(undefined=_Placeholder, keep_trailing_newline=False, autoescape=False)
+_TEMPLATES: dict[str, object] = {}
+
+
+def render(text: str, context: dict, prose: bool = True) -> str:
+    """Fill a signature text with the case's facts; prose is re-flowed into paragraphs, commands are not."""
+    if "{" in text:
+        template = _TEMPLATES.get(text)
+        if template is None:
+            template = _TEMPLATES[text] = _ENV.from_string(text)
+        text = template.render(context)
+    if prose:
+        paragraphs = regex.split(r"\n\s*\n", text.strip())
+        text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+    return text.strip()
+
+
+def _ask(entries: list, case: Case, db: Database, context: dict) -> list[str]:
+    out = []
+    for entry in entries:
+        kind, text = (entry, db.ask_for.get(entry, entry)) if isinstance(entry, str) else (
+            entry.get("input", ""), entry.get("text", ""))
+        if kind not in case.inputs:
+            out.append(render(text, context))
+    return list(dict.fromkeys(out))
+
+
+def _diagnose(sig: Signature, hits: dict[str, Hit], case: Case, db: Database, base: dict) -> Diagnosis:
+    remaining = 1.0
+    evidence: list[Evidence] = []
+    captures: dict[str, str] = {}
+    for cond in sig.conditions:
+        hit = hits.get(cond.id)
+        if hit:
+            remaining *= 1 - cond.strength * hit.factor
+            evidence.extend(hit.evidence)
+            captures.update(hit.captures)
+    context = {**base, **captures}
+    missing = [f"{c.description or c.id}" + ("" if c.input in case.inputs or c.input == "text" else f" (no {c.input} input)")
+               for c in sig.conditions if c.id not in hits]
+    workarounds = [
+        Workaround(
+            title=render(str(w.get("title", "")), context),
+            commands=render(str(w.get("commands", "")), context, prose=False),
+            verified=bool(w.get("verified", False)),
+            risk=render(str(w.get("risk", "")), context),
+            note=render(str(w.get("note", "")), context),
+        )
+        for w in sig.workarounds
+    ]
+    return Diagnosis(
+        id=sig.id,
+        klass=sig.klass,
+        title=render(sig.title, context),
+        confidence=round(1 - remaining, 2),
+        root_cause=render(sig.root_cause, context),
+        workarounds=workarounds,
+        fix=render(sig.fix, context),
+        evidence=_dedupe(evidence),
+        matched=[c.description or c.id for c in sig.conditions if c.id in hits],
+        missing=missing,
+        ask_for=_ask(sig.ask_for, case, db, context),
+        references=sig.references,
+        status=sig.status,
+        captures=captures,
+    )
+
+
+def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for e in evidence:
+        if (e.artifact, e.line) not in seen:
+            seen.add((e.artifact, e.line))
+            out.append(e)
+    return out
+
+
+def _context(case: Case) -> dict:
+    """What signature texts may use: every fact, and the fault as ``fault_*``."""
+    context = case.flat_facts()
+    fault = case.fault
+    if fault:
+        for name in ("kind", "signal", "code", "code_name", "module", "symbol", "access"):
+            if getattr(fault, name):
+                context[f"fault_{name}"] = getattr(fault, name)
+        for name in ("offset", "address"):
+            if getattr(fault, name) is not None:
+                context[f"fault_{name}"] = f"0x{getattr(fault, name):x}"
+    return context
+
+
+def match(case: Case, db: Database) -> list[Diagnosis]:
+    """All candidate diagnoses, best first; ``unknown`` first when none is confident enough."""
+    lines = Lines(case)
+    base = _context(case)
+    ranked: list[tuple[Diagnosis, int]] = []
+    for sig in db.signatures:
+        hits = {}
+        for cond in sig.conditions:
+            try:
+                hit = evaluate(cond, case, lines)
+            except Exception as err:  # a bad condition must not stop the triage
+                case.warnings.append(f"signature {sig.id}, condition {cond.id} failed: {type(err).__name__}: {err}")
+                continue
+            if hit:
+                hits[cond.id] = hit
+        if hits:
+            ranked.append((_diagnose(sig, hits, case, db, base), sig.priority))
+    ranked.sort(key=lambda d: (-d[0].confidence, -d[1], d[0].id))
+    diagnoses = [d for d, _ in ranked]
+    if not diagnoses or diagnoses[0].confidence < db.threshold:
+        diagnoses.insert(0, _unknown(case, db, base, diagnoses))
+    return diagnoses
+
+
+def _unknown(case: Case, db: Database, base: dict, candidates: list[Diagnosis]) -> Diagnosis:
+    context = dict(base, candidates=candidates)
+    asks = _ask(list(db.unknown.get("ask_for", [])), case, db, context)
+    for candidate in candidates[:2]:
+        asks.extend(a for a in candidate.ask_for if a not in asks)
+    return Diagnosis(
+        id="unknown",
+        klass="unknown",
+        title=render(str(db.unknown.get("title", "No known failure matched")), context),
+        confidence=0.0,
+        root_cause=render(str(db.unknown.get("root_cause", "")), context),
+        ask_for=asks,
+    )

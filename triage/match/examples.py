@@ -1,0 +1,52 @@
+"""Run the examples each signature carries (``tests: match / no_match``), like Semgrep's rule tests.
+
+A must-match example passes when its signature is a candidate at or above the database
+threshold and every expected capture has the expected value; a must-not-match example
+passes when its signature stays below the threshold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from triage.match.database import Database
+from triage.model import Artifact
+from triage.pipeline import analyze
+
+
+@dataclass
+class Outcome:
+    signature: str
+    kind: str
+    name: str
+    passed: bool
+    reason: str = ""
+
+
+def _example_text(example: dict, sig_path: Path) -> str:
+    if "file" in example:
+        return (sig_path.parent / str(example["file"])).read_text(encoding="utf-8")
+    return str(example.get("input", ""))
+
+
+def run_examples(db: Database, folder: Path) -> list[Outcome]:
+    outcomes = []
+    for sig in db.signatures:
+        for kind in ("match", "no_match"):
+            for number, example in enumerate(sig.tests.get(kind) or [], 1):
+                name = str(example.get("name", f"example {number}"))
+                text = _example_text(example, sig.path)
+                result = analyze([Artifact(name=f"{sig.id}#{kind}{number}", text=text, size=len(text))], db, folder)
+                mine = next((d for d in result.diagnoses if d.id == sig.id), None)
+                confidence = mine.confidence if mine else 0.0
+                if kind == "match":
+                    reason = "" if confidence >= db.threshold else f"confidence {confidence} below {db.threshold}"
+                    for key, want in (example.get("captures") or {}).items():
+                        got = (mine.captures.get(key) if mine else None) or result.case.value(key)
+                        if str(got) != str(want) and not reason:
+                            reason = f"capture {key}: expected {want!r}, got {got!r}"
+                else:
+                    reason = "" if confidence < db.threshold else f"matched with confidence {confidence}"
+                outcomes.append(Outcome(sig.id, kind, name, not reason, reason))
+    return outcomes

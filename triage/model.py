@@ -1,0 +1,251 @@
+"""The records that flow through the pipeline: ingest -> parse -> symbolize -> match -> report.
+
+Every stage reads and writes these plain dataclasses; nothing else crosses a stage boundary.
+Every record that came from user input keeps its provenance (artifact name + 1-based line)
+so a report can quote it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Artifact:
+    """One thing the user sent: a file, an archive member or a paste, decoded to text."""
+
+    name: str
+    text: str
+    size: int
+    lines: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.lines:
+            self.lines = self.text.split("\n")
+
+
+@dataclass(frozen=True)
+class Where:
+    """Provenance of a record: the artifact and its 1-based line number."""
+
+    artifact: str
+    line: int
+
+
+@dataclass
+class Fact:
+    """A named environment fact (gfx arch, HIP version, OS, ...) and where it was read.
+
+    ``score`` ranks competing candidates for the same name: a value read from the failing
+    run's runtime log outranks one read from prose.
+    """
+
+    name: str
+    value: str
+    where: Where
+    text: str
+    score: int = 10
+
+
+@dataclass
+class LogEvent:
+    """One AMD_LOG_LEVEL record: ``:3:hip_context.cpp :62 : ... message``."""
+
+    level: int
+    source: str
+    source_line: int
+    message: str
+    where: Where
+    timestamp_us: int | None = None
+    pid: int | None = None
+    tid: str | None = None
+    run: int = 0
+
+
+@dataclass
+class Frame:
+    """One stack frame in any of the forms users paste (gdb, coredumpctl, Windows, WinDbg)."""
+
+    index: int
+    where: Where
+    text: str
+    address: int | None = None
+    module: str | None = None
+    offset: int | None = None
+    symbol: str | None = None
+    symbol_offset: int | None = None
+    symbol_source: str | None = None
+    symbol_note: str | None = None
+    file: str | None = None
+    file_line: int | None = None
+
+
+@dataclass
+class Stack:
+    """A thread's frames, innermost first, as one contiguous block of the input."""
+
+    frames: list[Frame]
+    where: Where
+    form: str
+    thread: str | None = None
+
+
+@dataclass
+class KernelFault:
+    """A kernel log ``segfault at ADDR ip IP sp SP error N in LIB[...]`` line."""
+
+    where: Where
+    text: str
+    comm: str
+    pid: int | None
+    address: int
+    ip: int | None
+    error: int | None
+    module: str | None
+    file_offset: int | None = None
+    vm_start: int | None = None
+    vm_size: int | None = None
+
+
+@dataclass
+class Fault:
+    """The crash itself, merged from the best sources the case has."""
+
+    kind: str  # "signal" | "exception"
+    where: Where
+    signal: str | None = None
+    signal_number: int | None = None
+    si_code: str | None = None
+    code: str | None = None
+    code_name: str | None = None
+    address: int | None = None
+    access: str | None = None
+    module: str | None = None
+    offset: int | None = None
+    offset_note: str | None = None
+    symbol: str | None = None
+    symbol_source: str | None = None
+    instruction: str | None = None
+    evidence: list[Where] = field(default_factory=list)
+
+
+@dataclass
+class OffloadTargets:
+    """Offload-bundle target counts, as ``grep -a ... | uniq -c`` or an inspector prints them."""
+
+    where: Where
+    targets: dict[str, int]
+    bundles: int | None = None
+
+
+LIST_FACTS = frozenset({"gfx_archs"})
+
+
+@dataclass
+class Case:
+    """Everything parsed from one user's submission."""
+
+    artifacts: list[Artifact] = field(default_factory=list)
+    facts: dict[str, list[Fact]] = field(default_factory=dict)
+    events: list[LogEvent] = field(default_factory=list)
+    failing_run: int | None = None
+    stacks: list[Stack] = field(default_factory=list)
+    kernel_faults: list[KernelFault] = field(default_factory=list)
+    fault: Fault | None = None
+    offload: list[OffloadTargets] = field(default_factory=list)
+    registers: dict[str, int] = field(default_factory=dict)
+    instructions: list[tuple[Where, str]] = field(default_factory=list)
+    files_listed: list[tuple[Where, str]] = field(default_factory=list)
+    missing_files: list[tuple[Where, str]] = field(default_factory=list)
+    line_kinds: dict[Where, str] = field(default_factory=dict)
+    inputs: set[str] = field(default_factory=set)
+    warnings: list[str] = field(default_factory=list)
+
+    def add_fact(self, name: str, value: str, where: Where, text: str, score: int = 10) -> None:
+        self.facts.setdefault(name, []).append(Fact(name, value, where, text, score))
+
+    def fact(self, name: str) -> Fact | None:
+        """The best candidate for a fact: highest score, then earliest in the input."""
+        candidates = self.facts.get(name)
+        if not candidates:
+            return None
+        return max(candidates, key=lambda f: (f.score, -self._order(f.where)))
+
+    def value(self, name: str) -> str | None:
+        best = self.fact(name)
+        return best.value if best else None
+
+    def flat_facts(self) -> dict[str, Any]:
+        """Fact name -> best value; names that hold a set of values (``gfx_archs``) -> list."""
+        out: dict[str, Any] = {}
+        for name, candidates in sorted(self.facts.items()):
+            if name in LIST_FACTS:
+                out[name] = list(dict.fromkeys(f.value for f in candidates))
+            elif best := self.fact(name):
+                out[name] = best.value
+        return out
+
+    def claim(self, where: Where, kind: str, input_kind: str | None = None) -> None:
+        """Mark a line as machine output of a known format (used to weigh evidence)."""
+        self.line_kinds.setdefault(where, kind)
+        if input_kind:
+            self.inputs.add(input_kind)
+
+    def _order(self, where: Where) -> int:
+        names = [a.name for a in self.artifacts]
+        index = names.index(where.artifact) if where.artifact in names else len(names)
+        return index * 10_000_000 + where.line
+
+
+@dataclass
+class Evidence:
+    """A quoted input line that satisfied a signature condition."""
+
+    artifact: str
+    line: int
+    text: str
+    condition: str
+
+
+@dataclass
+class Workaround:
+    title: str
+    commands: str
+    verified: bool
+    risk: str = ""
+    note: str = ""
+
+
+@dataclass
+class Diagnosis:
+    id: str
+    klass: str
+    title: str
+    confidence: float
+    root_cause: str
+    workarounds: list[Workaround] = field(default_factory=list)
+    fix: str = ""
+    evidence: list[Evidence] = field(default_factory=list)
+    matched: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    ask_for: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    status: str = "stable"
+    captures: dict[str, str] = field(default_factory=dict)
+
+
+def to_plain(obj: Any) -> Any:
+    """Dataclasses to JSON-ready dicts (``klass`` is spelled ``class`` outside Python)."""
+    if dataclasses.is_dataclass(obj):
+        out = {}
+        for f in dataclasses.fields(obj):
+            key = "class" if f.name == "klass" else f.name
+            out[key] = to_plain(getattr(obj, f.name))
+        return out
+    if isinstance(obj, dict):
+        return {str(k): to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set)):
+        return [to_plain(v) for v in obj]
+    return obj

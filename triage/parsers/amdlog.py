@@ -1,0 +1,148 @@
+"""AMD_LOG_LEVEL output of the HIP runtime (ROCclr), in every prefix shape seen in the field.
+
+Examples (one record each)::
+
+    :3:hip_context.cpp  :62  :  HIP Version: 7.2.53210.41ce572d55, Direct Dispatch: 1
+    :3:rocdevice.cpp            :1611: 3458279651 us: [pid:4711  tid:0x7f3c0e7fc700] Gfx Major/Minor/Stepping: 12/0/1
+    :1:rocdevice.cpp            :730 : 2913837464 us: 4711 : [tid:0x7f3c] Couldn't create blit kernels!
+    :1: paldevice.cpp :2777: ...
+    :1:                         :0   : 0420978410 us: 4828 : [tid:0x7f9a608d9880] hsa_init failed.
+
+A message may be followed by unprefixed lines the runtime relays from COMGR/clang/lld
+(``error: ...``, ``ld.lld: error: ...``, ``Error: Creating the executable from LLVM IRs
+failed.``): they are kept as continuation records of the same level.
+
+Records are grouped into runs (one process each); the failing run is the one with the most
+level-1 errors, so a pasted log of a later run that worked does not supply the facts.
+"""
+
+from __future__ import annotations
+
+import regex
+
+from triage.model import Artifact, Case, LogEvent, Where
+
+_LINE = regex.compile(
+    r"(?:^|(?<=\s)):(?P<level>[0-6]):\s*(?P<src>(?:[\w.+-]+\.(?:cpp|hpp|cc|h|c))?)\s*:\s*(?P<sline>\d+)\s*:\s?(?P<rest>.*)$"
+)
+_TIMESTAMP = regex.compile(r"^\s*(?P<ts>\d+)\s*us:\s*")
+_PID_TID = regex.compile(
+    r"^(?:\[pid:\s*(?P<pid>\d+)\s+tid:\s*(?P<tid>0x[0-9a-fA-F]+)\s*\]|(?P<pid2>\d+)\s*:\s*\[tid:\s*(?P<tid2>0x[0-9a-fA-F]+)\s*\])\s*"
+)
+_CONTINUATION = regex.compile(
+    r"^\s*(?:(?:error|warning|note|fatal error)\s*:|ld(?:\.lld)?:|lld:|clang(?:\+\+)?(?:-\d+)?:|Error:|"
+    r"or '--|LLVM ERROR:|\d+ errors? generated)"
+)
+_GAP_LINES = 3
+
+_HIP_VERSION = regex.compile(r"HIP Version:\s*(?P<v>\d+\.\d+[\w.+-]*)")
+_HIP_PATH = regex.compile(r"HIP Library Path:\s*(?P<p>\S.*?)\s*$")
+_COMGR = regex.compile(r"(?:Loaded COMGR library version|COMGR version:?)\s*(?P<v>\d+\.\d+(?:\.\d+)?)")
+_GFX = regex.compile(r"Gfx Major/Minor/Stepping:\s*(?P<maj>\d+)\s*/\s*(?P<min>\d+)\s*/\s*(?P<step>\d+)")
+
+
+def gfx_name(major: int, minor: int, stepping: int) -> str:
+    """``Gfx Major/Minor/Stepping`` (all decimal) to a gfx name: 9/0/10 -> gfx90a."""
+    return f"gfx{major}{minor}{stepping:x}"
+
+
+def parse(artifact: Artifact, case: Case) -> None:
+    """Add every runtime log record of the artifact to the case, grouped into runs."""
+    run = max((e.run for e in case.events), default=-1) + 1
+    last_line = None
+    last_event: LogEvent | None = None
+    run_has_version = False
+    for number, text in enumerate(artifact.lines, 1):
+        where = Where(artifact.name, number)
+        m = _LINE.search(text)
+        if m is None:
+            if last_event is not None and number - last_line <= 1 and _CONTINUATION.match(text):
+                event = LogEvent(last_event.level, "", 0, text.strip(), where, run=run)
+                case.events.append(event)
+                case.claim(where, "amdlog")
+                last_line = number
+            continue
+        message = m["rest"]
+        ts = _TIMESTAMP.match(message)
+        timestamp = int(ts["ts"]) if ts else None
+        if ts:
+            message = message[ts.end():]
+        ids = _PID_TID.match(message)
+        pid = tid = None
+        if ids:
+            pid = int(ids["pid"] or ids["pid2"])
+            tid = ids["tid"] or ids["tid2"]
+            message = message[ids.end():]
+        is_version = _HIP_VERSION.search(message) is not None
+        if last_event is not None and (
+            number - last_line > _GAP_LINES
+            or (pid is not None and last_event.pid is not None and pid != last_event.pid)
+            or (timestamp is not None and last_event.timestamp_us is not None and timestamp < last_event.timestamp_us)
+            or (is_version and run_has_version)
+        ):
+            run += 1
+            run_has_version = False
+        run_has_version = run_has_version or is_version
+        event = LogEvent(
+            level=int(m["level"]),
+            source=m["src"],
+            source_line=int(m["sline"]),
+            message=message.strip(),
+            where=where,
+            timestamp_us=timestamp,
+            pid=pid,
+            tid=tid,
+            run=run,
+        )
+        case.events.append(event)
+        case.claim(where, "amdlog", "hip-log")
+        last_event, last_line = event, number
+
+
+def finish(case: Case) -> None:
+    """Pick the failing run and read the runtime's facts, preferring that run."""
+    runs: dict[int, int] = {}
+    for event in case.events:
+        runs.setdefault(event.run, 0)
+        if event.level == 1:
+            runs[event.run] += 1
+    if not runs:
+        return
+    case.failing_run = max(runs, key=lambda r: (runs[r], r))
+    seen_gfx: set[int] = set()
+    for event in case.events:
+        failing = event.run == case.failing_run
+        score = 100 if failing else 40
+        msg = event.message
+        if m := _HIP_VERSION.search(msg):
+            case.add_fact("hip_version", m["v"], event.where, msg, score)
+        elif m := _HIP_PATH.search(msg):
+            case.add_fact("hip_library_path", m["p"], event.where, msg, score)
+        elif m := _COMGR.search(msg):
+            case.add_fact("comgr_version", m["v"], event.where, msg, score)
+        elif m := _GFX.search(msg):
+            name = gfx_name(int(m["maj"]), int(m["min"]), int(m["step"]))
+            first_in_run = event.run not in seen_gfx
+            seen_gfx.add(event.run)
+            case.add_fact("gfx_arch", name, event.where, msg, score if first_in_run else score - 10)
+    _system_runtime_facts(case)
+
+
+def _system_runtime_facts(case: Case) -> None:
+    """A run that loaded an installed runtime (not the failing one) tells the system HIP version."""
+    paths = {e.run: _HIP_PATH.search(e.message)["p"] for e in case.events if _HIP_PATH.search(e.message)}
+    for event in case.events:
+        if event.run == case.failing_run:
+            continue
+        path = paths.get(event.run, "")
+        if m := _HIP_VERSION.search(event.message):
+            if not path or is_system_path(path):
+                case.add_fact("hip_version_system", m["v"], event.where, event.message, 60)
+        elif m := _COMGR.search(event.message):
+            case.add_fact("comgr_version_system", m["v"], event.where, event.message, 60)
+
+
+def is_system_path(path: str) -> bool:
+    """True for a runtime installed with the OS or ROCm, false for one shipped inside an app."""
+    p = path.replace("\\", "/").lower()
+    return p.startswith(("/opt/rocm", "/usr/", "/lib/", "/lib64/", "c:/windows/")) or "/system32/" in p

@@ -1,0 +1,142 @@
+"""coredumpctl info and gdb output: signal, stacks, ``info registers`` and ``x/i``.
+
+Frame forms read (one per line, innermost first)::
+
+    #0  0x00007f3c2a4b71c9 n/a (libamdhip64.so.7 + 0x4b71c9)          coredumpctl
+    #0  libamdhip64.so.7 + 0x4b71c9                                   shortened paste
+    #0  amd::Symbol::getDeviceKernel(amd::Device const&)   (libamdhip64.so.7 + 0x48a610)
+    #6  main (strata)
+    #9  ggml_backend_cuda_buffer_set_tensor
+    #0  0x00007ffff7a3c1c9 in amd::Foo::bar (this=0x0) at rocvirtual.cpp:1725    gdb
+    #1  0x00007ffff7a3c1c9 in ?? () from /opt/rocm/lib/libamdhip64.so.5
+"""
+
+from __future__ import annotations
+
+import regex
+
+from triage.model import Artifact, Case, Frame, Stack, Where
+
+_FRAME = regex.compile(r"^\s*#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
+_ADDRESS = regex.compile(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
+_MOD_OFF = regex.compile(r"\(?(?P<m>[^\s()]+)\s*\+\s*(?P<o>0x[0-9a-fA-F]+)\)?$")
+_AT_FILE = regex.compile(r"\s+at\s+(?P<f>\S+?):(?P<l>\d+)$")
+_FROM = regex.compile(r"\s+from\s+(?P<m>\S+)$")
+_MODULE_ONLY = regex.compile(r"\s+\((?P<m>[^\s()=,]+)\)$")
+_ARGS = regex.compile(r"\s+\((?:[^()]*=[^()]*|)\)$")
+_BRACKETED = regex.compile(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]")
+_SYMBOL = regex.compile(r"^[A-Za-z_~$.][\w:~$.@*&]*(?:\s+const)?$")
+_THREAD = regex.compile(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+) \(")
+
+_SIGNAL = regex.compile(r"\bSignal:\s*(?P<n>\d+)\s*\((?P<name>[A-Z]+)\)(?:.*?si_code:\s*(?P<code>[A-Z_0-9]+))?")
+_SI_CODE = regex.compile(r"\bsi_code\s*[:=]\s*(?P<code>[A-Z]+_[A-Z]+|\d+)")
+_GDB_SIGNAL = regex.compile(r"(?:terminated with|received) signal SIG(?P<name>[A-Z]+)")
+_SHELL_SIGNAL = regex.compile(r"^(?:.*:\s)?(?P<msg>Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$")
+_SHELL_NAMES = {"Segmentation fault": "SEGV", "Aborted": "ABRT", "Bus error": "BUS",
+                "Illegal instruction": "ILL", "Floating point exception": "FPE"}
+_EXECUTABLE = regex.compile(r"^\s*Executable:\s*(?P<p>\S+)")
+_REGISTER = regex.compile(
+    r"^\s*(?:\(gdb\)\s*)?(?P<r>r[abcd]x|r[sd]i|r[bs]p|r(?:8|9|1[0-5])|rip|eflags)\s+(?P<v>0x[0-9a-fA-F]+)\b"
+)
+_CURRENT_INSN = regex.compile(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
+
+
+
+def is_symbol(text: str) -> bool:
+    """A function name as debuggers print it: no spaces outside brackets, argument lists or templates."""
+    if len(text) > 2000 or not text or text[0] in "([<":
+        return False
+    for _ in range(20):
+        text, n = _BRACKETED.subn("", text)
+        if not n:
+            break
+    return _SYMBOL.match(text) is not None
+
+
+def parse_frame_text(rest: str) -> dict | None:
+    """Split the text after ``#N`` into address, symbol, module, offset, file; None if not a frame."""
+    out: dict = {}
+    rest = rest.strip()
+    if m := _ADDRESS.match(rest):
+        out["address"] = int(m["a"], 16)
+        rest = rest[m.end():]
+    if m := _AT_FILE.search(rest):
+        out["file"], out["file_line"] = m["f"], int(m["l"])
+        rest = rest[: m.start()]
+    if m := _FROM.search(rest):
+        out["module"] = m["m"]
+        rest = rest[: m.start()]
+    if m := _MOD_OFF.search(rest):
+        out["module"], out["offset"] = m["m"], int(m["o"], 16)
+        rest = rest[: m.start()]
+    elif (m := _MODULE_ONLY.search(rest)) and "module" not in out:
+        out["module"] = m["m"]
+        rest = rest[: m.start()]
+    rest = _ARGS.sub("", rest).strip()
+    if rest in ("n/a", "??", ""):
+        return out if ("address" in out or "module" in out) else None
+    if not is_symbol(rest):
+        return None
+    out["symbol"] = rest
+    return out
+
+
+def parse(artifact: Artifact, case: Case) -> None:
+    """Add stacks, signal facts, registers and the current instruction found in the artifact."""
+    current: list[Frame] = []
+    start = thread = None
+    last = -10
+    for number, text in enumerate(artifact.lines, 1):
+        where = Where(artifact.name, number)
+        if m := _THREAD.search(text):
+            _close(case, current, start, thread)
+            current, start, thread = [], None, m["t"] or m["g"]
+            case.claim(where, "stack-header")
+            continue
+        m = _FRAME.match(text)
+        fields = parse_frame_text(m["rest"]) if m else None
+        if fields is not None:
+            index = int(m["i"])
+            if current and (index <= current[-1].index or number - last > 2):
+                _close(case, current, start, thread)
+                current, thread = [], None
+            if not current:
+                start = where
+            current.append(Frame(index=index, where=where, text=text.strip(), **fields))
+            if fields.get("symbol"):
+                current[-1].symbol_source = "input"
+            case.claim(where, "frame", "stack")
+            last = number
+            continue
+        _signal_lines(text, where, case)
+    _close(case, current, start, thread)
+
+
+def _close(case: Case, frames: list[Frame], start: Where | None, thread: str | None) -> None:
+    if frames and start is not None:
+        form = "gdb" if any(f.file or " in " in f.text for f in frames) else "coredump"
+        case.stacks.append(Stack(frames=frames, where=start, form=form, thread=thread))
+
+
+def _signal_lines(text: str, where: Where, case: Case) -> None:
+    if m := _SIGNAL.search(text):
+        case.add_fact("signal", m["name"], where, text, 90)
+        if m["code"]:
+            case.add_fact("si_code", m["code"], where, text, 90)
+        case.claim(where, "signal", "fault")
+    elif m := _GDB_SIGNAL.search(text):
+        case.add_fact("signal", m["name"], where, text, 90)
+        case.claim(where, "signal", "fault")
+    elif m := _SHELL_SIGNAL.match(text):
+        case.add_fact("signal", _SHELL_NAMES[m["msg"]], where, text, 50)
+        case.claim(where, "signal", "fault")
+    if (m := _SI_CODE.search(text)) and not _SIGNAL.search(text):
+        case.add_fact("si_code", m["code"], where, text, 80)
+    if m := _EXECUTABLE.match(text):
+        case.add_fact("program", m["p"], where, text, 80)
+    if m := _REGISTER.match(text):
+        case.registers[m["r"]] = int(m["v"], 16)
+        case.claim(where, "register")
+    elif m := _CURRENT_INSN.match(text):
+        case.instructions.append((where, m["insn"].strip()))
+        case.claim(where, "instruction", "fault")

@@ -1,0 +1,50 @@
+"""Names for the numbers crashes are reported with: POSIX signals and Windows NTSTATUS codes."""
+
+from __future__ import annotations
+
+SIGNALS = {1: "HUP", 2: "INT", 3: "QUIT", 4: "ILL", 5: "TRAP", 6: "ABRT", 7: "BUS", 8: "FPE",
+           9: "KILL", 11: "SEGV", 13: "PIPE", 14: "ALRM", 15: "TERM"}
+
+NTSTATUS = {
+    0x80000003: "BREAKPOINT",
+    0xC0000005: "ACCESS_VIOLATION",
+    0xC0000006: "IN_PAGE_ERROR",
+    0xC0000008: "INVALID_HANDLE",
+    0xC0000017: "NO_MEMORY",
+    0xC000001D: "ILLEGAL_INSTRUCTION",
+    0xC0000094: "INTEGER_DIVIDE_BY_ZERO",
+    0xC0000096: "PRIVILEGED_INSTRUCTION",
+    0xC00000FD: "STACK_OVERFLOW",
+    0xC0000135: "DLL_NOT_FOUND",
+    0xC0000139: "ENTRYPOINT_NOT_FOUND",
+    0xC000013A: "CONTROL_C_EXIT",
+    0xC0000142: "DLL_INIT_FAILED",
+    0xC0000374: "HEAP_CORRUPTION",
+    0xC0000409: "STACK_BUFFER_OVERRUN",
+    0xC0000420: "ASSERTION_FAILURE",
+}
+
+
+def exit_status(raw: str) -> tuple[str, str] | None:
+    """Read an exit status as printed (``139``, ``3221225477``, ``-1073741819``, ``0xc0000005``).
+
+    Returns ("signal", "SEGV") for a shell's 128+N, ("exception", "0xC0000005") for an
+    NTSTATUS code, or None for an ordinary status.
+    """
+    try:
+        value = int(raw, 16) if raw.lower().startswith(("0x", "-0x")) else int(raw)
+    except ValueError:
+        return None
+    value &= 0xFFFFFFFF
+    if value in NTSTATUS or value >= 0xC0000000:
+        return "exception", f"0x{value:08X}"
+    if 128 < value < 160 and value - 128 in SIGNALS:
+        return "signal", SIGNALS[value - 128]
+    return None
+
+
+def ntstatus_name(code: str | None) -> str | None:
+    try:
+        return NTSTATUS.get(int(code, 16)) if code else None
+    except ValueError:
+        return None

@@ -1,0 +1,129 @@
+"""Environment facts from free text: GPU and gfx arch, OS, kernel, driver, ROCm/HIP/COMGR versions.
+
+Users write these in many ways (``GPU: AMD Radeon AI PRO R9700 (gfx1201)``,
+``GPU 0: AMD Radeon RX 9070 XT (gfx1201)``, ``arch gfx1201``, rocminfo's ``Name: gfx1100``,
+``OS / kernel  NixOS 26.11, Linux 7.1.3``). Each mention becomes a scored candidate; the
+runtime log's own values (parsers/amdlog.py) outrank anything read from prose.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath, PureWindowsPath
+
+import regex
+
+from triage.model import Artifact, Case, Where
+from triage.parsers.amdlog import is_system_path
+
+GFX = regex.compile(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
+_GENERIC = regex.compile(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
+_TARGET_LIST = regex.compile(r"gfx\w+\s*[;,]\s*gfx\w+\s*[;,]\s*gfx|offload-arch|AMDGPU_TARGETS|amdgcn-amd-amdhsa--gfx\w+\s*(?:<--.*)?$|^\s*\d+\s+hip")
+_SECONDARY = regex.compile(r"\b(?:second|other|integrated|iGPU|APU|device 1|GPU 1|not used)\b", regex.I)
+_GPU_LABEL = regex.compile(r"(?:^|[\s*•|-])(?:\*\*)?(?:GPU|Graphics(?: card)?|Marketing Name)(?:\*\*)?\s*(?:0\s*)?[:\t]\s*(?:\*\*)?\s*(?P<name>[^(\n,]*[A-Za-z0-9][^(\n,]*)", regex.I)
+_PRIMARY = regex.compile(r"\b(?:GPU 0|device 0|HIP device 0)\b|^\s*Name:\s*gfx|\barch gfx", regex.I)
+
+_OS_LABEL = regex.compile(r"(?:^|[\s*•|-])(?:\*\*)?OS(?: / kernel)?(?:\*\*)?\s*[:\t]\s*(?:\*\*)?\s*(?P<v>[^,(\n]+?)\s*(?:[,(]|$)")
+_WINDOWS_NAME = regex.compile(r"\bWindows (?:1[01]|Server \d{4})(?:[ -](?:64-bit|Pro|Home|\d{2}H\d))*", regex.I)
+_KERNEL = regex.compile(r"\b(?:kernel|Linux)[ :]+(?P<v>\d+\.\d+(?:\.\d+)?(?:-[\w.]+)*)")
+_DRIVER = regex.compile(r"\b(?:amdgpu(?: driver)?|Driver(?: version)?)\s*[:\s]\s*`?(?P<v>\d+\.\d+(?:\.\d+)*)", regex.I)
+_ROCM = regex.compile(r"\b(?:System )?ROCm(?: version)?\s*[:\t ]\s*(?P<v>\d+\.\d+(?:\.\d+)?)\b", regex.I)
+_ROCM_PATH = regex.compile(r"(?<![\w/.-])(?P<p>/opt/rocm(?:-\d+\.\d+(?:\.\d+)?)?)(?=[/\s\"'`),:;]|$)")
+_COMPONENT_VERSIONS = regex.compile(r"\b(?P<what>HIP|COMGR|LLVM)\s+(?P<v>\d+\.\d+[\w.+-]*)")
+_BUNDLED = regex.compile(r"\b(?:bundled|ships?|shipped|component|packaged|engine/)\b", regex.I)
+_SYSTEM = regex.compile(r"/opt/rocm|/usr/lib|\bsystem\b|System32", regex.I)
+_HIP_RUNTIME_PATH = regex.compile(r"(?P<p>(?:[A-Za-z]:\\|/|\./)[^\s\"'`]*?(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*))")
+_ENV_ASSIGN = regex.compile(
+    r"\b(?P<k>LD_LIBRARY_PATH|LD_PRELOAD|HSA_OVERRIDE_GFX_VERSION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
+    r"|CUDA_VISIBLE_DEVICES|HIP_DEVICE_LIB_PATH|ROCM_PATH|HIP_PATH)=(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`]*)"
+)
+_LINUX_HINT = regex.compile(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|Ubuntu|Debian|Fedora|Arch|NixOS", regex.I)
+_WINDOWS_HINT = regex.compile(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b|\bWSL\b", regex.I)
+
+
+def _gfx_score(text: str, where: Where, case: Case) -> int:
+    kind = case.line_kinds.get(where)
+    score = 60 if _PRIMARY.search(text) else 30 if (_GPU_LABEL.search(text) or "ISA" in text) else 10
+    if kind in ("frame", "amdlog"):
+        score = min(score, 10)
+    if _SECONDARY.search(text):
+        score -= 25
+    return score
+
+
+def parse(artifact: Artifact, case: Case) -> None:
+    for number, text in enumerate(artifact.lines, 1):
+        if not text.strip():
+            continue
+        where = Where(artifact.name, number)
+        _gpu(text, where, case)
+        _platform(text, where, case)
+        _versions(text, where, case)
+        for m in _ENV_ASSIGN.finditer(text):
+            case.add_fact(f"env_{m['k']}", m["v"].strip("\"'"), where, text.strip(), 20)
+
+
+def _gpu(text: str, where: Where, case: Case) -> None:
+    if "gfx" in text and not _TARGET_LIST.search(text):
+        for m in GFX.finditer(text):
+            case.add_fact("gfx_arch", m.group(0), where, text.strip(), _gfx_score(text, where, case))
+    if (m := _GPU_LABEL.search(text)) and not _SECONDARY.search(text):
+        name = m["name"].strip(" *`")
+        if regex.search(r"Radeon|Instinct|AMD|NVIDIA|GeForce|Arc|FirePro", name, regex.I):
+            case.add_fact("gpu_name", name, where, text.strip(), 60 if _PRIMARY.search(text) else 30)
+
+
+def _platform(text: str, where: Where, case: Case) -> None:
+    if m := _OS_LABEL.search(text):
+        case.add_fact("os_name", m["v"].strip(" *`"), where, text.strip(), 50)
+    elif m := _WINDOWS_NAME.search(text):
+        case.add_fact("os_name", m.group(0), where, text.strip(), 40)
+    if m := _KERNEL.search(text):
+        case.add_fact("kernel", m["v"], where, text.strip(), 40)
+    if m := _DRIVER.search(text):
+        case.add_fact("driver", m["v"], where, text.strip(), 40)
+    if _WINDOWS_HINT.search(text):
+        case.add_fact("os", "windows", where, text.strip(), 5)
+    if _LINUX_HINT.search(text):
+        case.add_fact("os", "linux", where, text.strip(), 5)
+
+
+def _versions(text: str, where: Where, case: Case) -> None:
+    if m := _ROCM.search(text):
+        case.add_fact("rocm_version_system", m["v"], where, text.strip(), 40)
+    for m in _ROCM_PATH.finditer(text):
+        case.add_fact("rocm_path_system", m["p"], where, text.strip(), 20)
+    bundled = _BUNDLED.search(text) is not None
+    system = _SYSTEM.search(text) is not None
+    if bundled != system:
+        suffix = "" if bundled else "_system"
+        for m in _COMPONENT_VERSIONS.finditer(text):
+            case.add_fact(f"{m['what'].lower()}_version{suffix}", m["v"], where, text.strip(), 50)
+    if case.line_kinds.get(where) not in ("frame", "amdlog") and (m := _HIP_RUNTIME_PATH.search(text)):
+        if regex.search(r"HIP (?:runtime|library)|loaded|using", text, regex.I):
+            case.add_fact("hip_library_path", m["p"], where, text.strip(), 50)
+
+
+def finish(case: Case) -> None:
+    """Facts derived from others: all GPUs seen, the OS family, which runtime was loaded."""
+    gfx = [f for f in case.facts.get("gfx_arch", []) if f.score >= 30]
+    if gfx or case.fact("os_name"):
+        case.inputs.add("environment")
+    if gfx:
+        case.facts["gfx_archs"] = []
+        for value in dict.fromkeys(f.value for f in sorted(gfx, key=lambda f: -f.score)):
+            best = max((f for f in gfx if f.value == value), key=lambda f: f.score)
+            case.add_fact("gfx_archs", value, best.where, best.text, best.score)
+    votes: dict[str, int] = {}
+    for fact in case.facts.get("os", []):
+        votes[fact.value] = votes.get(fact.value, 0) + fact.score
+    if votes:
+        winner = max(votes, key=votes.get)
+        first = next(f for f in case.facts["os"] if f.value == winner)
+        case.facts["os"] = [first]
+        first.score = votes[winner]
+    if path := case.fact("hip_library_path"):
+        kind = "system" if is_system_path(path.value) else "bundled"
+        case.add_fact("hip_runtime", kind, path.where, path.text, path.score)
+        name = (PureWindowsPath if "\\" in path.value else PurePosixPath)(path.value).name
+        if name.startswith("libamdhip64.so"):
+            case.add_fact("hip_soname", name, path.where, path.text, path.score)

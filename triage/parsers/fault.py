@@ -1,0 +1,93 @@
+"""Merge what the parsers found about the crash into one Fault.
+
+Sources, best first: a debugger's signal line and crashing stack, a Windows exception block,
+the kernel's segfault line, a shell's message or an exit status. ``x/i``'s current
+instruction and ``info registers`` give the memory operand's address where the kernel
+line is missing.
+"""
+
+from __future__ import annotations
+
+import regex
+
+from triage.model import Case, Fault, Stack
+from triage.parsers.codes import ntstatus_name
+from triage.parsers.kernel import access_from_error
+
+_ATT_OPERAND = regex.compile(r"(?P<disp>-?0x[0-9a-fA-F]+|-?\d+)?\(%(?P<base>\w+)")
+_INTEL_OPERAND = regex.compile(r"\[(?P<base>[a-z0-9]+)\s*(?:(?P<sign>[+-])\s*(?P<disp>0x[0-9a-fA-F]+|\d+))?\]")
+
+
+def operand_address(instruction: str, registers: dict[str, int]) -> int | None:
+    """The address a faulting instruction's memory operand refers to, when its base register is known."""
+    if m := _ATT_OPERAND.search(instruction):
+        disp = int(m["disp"], 0) if m["disp"] else 0
+    elif m := _INTEL_OPERAND.search(instruction):
+        disp = int(m["disp"], 0) if m["disp"] else 0
+        disp = -disp if m["sign"] == "-" else disp
+    else:
+        return None
+    base = registers.get(m["base"])
+    return None if base is None else (base + disp) & 0xFFFFFFFFFFFFFFFF
+
+
+def crash_stack(case: Case, windows: bool) -> Stack | None:
+    """The first stack that starts at frame 0 in the form that matches the fault's platform."""
+    for stack in case.stacks:
+        if stack.frames[0].index == 0 and (stack.form == "windows") == windows:
+            return stack
+    return None
+
+
+def merge(case: Case) -> None:
+    signal = case.fact("signal")
+    exception = case.fact("exception_code")
+    if signal is None and exception is None:
+        return
+    if exception and (signal is None or exception.score >= signal.score):
+        fault = Fault(kind="exception", where=exception.where, code=exception.value,
+                      code_name=ntstatus_name(exception.value))
+        stack = crash_stack(case, windows=True)
+    else:
+        fault = Fault(kind="signal", where=signal.where, signal=signal.value)
+        si_code = case.fact("si_code")
+        fault.si_code = si_code.value if si_code else None
+        stack = crash_stack(case, windows=False)
+    fault.evidence.append(fault.where)
+    if stack:
+        top = stack.frames[0]
+        fault.module, fault.offset = top.module, top.offset
+        fault.symbol, fault.symbol_source = top.symbol, top.symbol_source
+        fault.evidence.append(top.where)
+    if fault.kind == "signal":
+        _kernel(case, fault)
+        _instruction(case, fault)
+    elif module := case.fact("faulting_module"):
+        fault.module = fault.module or module.value
+        offset = case.fact("fault_offset")
+        if fault.offset is None and offset:
+            fault.offset = int(offset.value, 16)
+        fault.evidence.append(module.where)
+    case.fault = fault
+
+
+def _kernel(case: Case, fault: Fault) -> None:
+    if not case.kernel_faults:
+        return
+    stem = (fault.module or "").split(".so")[0]
+    kf = next((k for k in case.kernel_faults if stem and (k.module or "").startswith(stem)), case.kernel_faults[0])
+    fault.address = kf.address
+    fault.access = access_from_error(kf.error)
+    fault.module = fault.module or kf.module
+    if kf.where not in fault.evidence:
+        fault.evidence.append(kf.where)
+
+
+def _instruction(case: Case, fault: Fault) -> None:
+    if not case.instructions:
+        return
+    where, text = case.instructions[0]
+    fault.instruction = text
+    fault.evidence.append(where)
+    if fault.address is None:
+        fault.address = operand_address(text, case.registers)

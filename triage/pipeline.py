@@ -1,0 +1,44 @@
+"""The whole pipeline for one case: ingest -> parse -> symbolize -> match."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from triage import __version__
+from triage.ingest import read_inputs
+from triage.match import Database, load, match
+from triage.model import Artifact, Case, Diagnosis
+from triage.parsers import parse
+from triage.resources import data_dir
+from triage.symbolize import symbolize
+
+SCHEMA_VERSION = "1"
+
+
+@dataclass
+class Result:
+    case: Case
+    diagnoses: list[Diagnosis]
+    versions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def top(self) -> Diagnosis:
+        return self.diagnoses[0]
+
+
+def analyze(artifacts: list[Artifact], db: Database, folder: Path, warnings: list[str] | None = None) -> Result:
+    """Parse, symbolize and match artifacts that are already read."""
+    case = parse(artifacts, (warnings or []) + db.problems)
+    symbolize(case, folder / "frames")
+    diagnoses = match(case, db)
+    versions = {"tool": __version__, "signatures": db.version, "schema": SCHEMA_VERSION}
+    return Result(case=case, diagnoses=diagnoses, versions=versions)
+
+
+def triage(paths: list[str], stdin: BinaryIO | None = None, signatures: Path | None = None) -> Result:
+    """Triage the given inputs (``-`` is stdin). Raises IngestError when an input cannot be read."""
+    folder = signatures or data_dir("signatures")
+    artifacts, warnings = read_inputs(paths, stdin)
+    return analyze(artifacts, load(folder), folder, warnings)

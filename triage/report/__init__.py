@@ -1,0 +1,106 @@
+"""Turn a triage Result into the report formats: JSON, and HTML, Markdown, text from templates.
+
+One plain dict (``build``) is the report: JSON prints it, and every template renders from it,
+so the formats cannot disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from triage.model import Frame, to_plain
+from triage.pipeline import Result
+from triage.resources import data_dir
+
+FORMATS = {"html": "report.html.j2", "md": "report.md.j2", "markdown": "report.md.j2", "text": "summary.txt.j2"}
+
+
+def _hex(value: int | None) -> str | None:
+    return None if value is None else f"0x{value:x}"
+
+
+def _frame(frame: Frame) -> dict:
+    return {
+        "index": frame.index,
+        "address": _hex(frame.address),
+        "module": frame.module,
+        "offset": _hex(frame.offset),
+        "symbol": frame.symbol,
+        "symbol_offset": _hex(frame.symbol_offset),
+        "symbol_source": frame.symbol_source,
+        "symbol_note": frame.symbol_note,
+        "file": frame.file,
+        "file_line": frame.file_line,
+        "artifact": frame.where.artifact,
+        "line": frame.where.line,
+        "text": frame.text,
+    }
+
+
+def build(result: Result) -> dict:
+    """The report as plain data (the JSON contract)."""
+    case = result.case
+    fault = None
+    if case.fault:
+        f = case.fault
+        fault = {
+            "kind": f.kind, "signal": f.signal, "si_code": f.si_code, "code": f.code, "code_name": f.code_name,
+            "address": _hex(f.address), "access": f.access, "module": f.module, "offset": _hex(f.offset),
+            "offset_note": f.offset_note, "symbol": f.symbol, "symbol_source": f.symbol_source,
+            "instruction": f.instruction,
+            "evidence": [{"artifact": w.artifact, "line": w.line} for w in f.evidence],
+        }
+    return {
+        "diagnoses": to_plain(result.diagnoses),
+        "facts": case.flat_facts(),
+        "fact_sources": {name: {"artifact": f.where.artifact, "line": f.where.line, "text": f.text}
+                         for name in case.facts if (f := case.fact(name))},
+        "fault": fault,
+        "stacks": [
+            {"thread": s.thread, "form": s.form, "artifact": s.where.artifact, "line": s.where.line,
+             "frames": [_frame(fr) for fr in s.frames]}
+            for s in case.stacks
+        ],
+        "ask_for": result.top.ask_for,
+        "warnings": case.warnings,
+        "artifacts": [{"name": a.name, "size": a.size, "lines": len(a.lines)} for a in case.artifacts],
+        "versions": result.versions,
+    }
+
+
+def _environment(templates: Path | None) -> Environment:
+    folder = templates or data_dir("reports")
+    env = Environment(
+        loader=FileSystemLoader(str(folder)),
+        autoescape=select_autoescape(enabled_extensions=("html.j2",), default_for_string=False),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pct"] = lambda x: f"{round(float(x) * 100)}%"
+    return env
+
+
+def render(result: Result, fmt: str, templates: Path | None = None) -> str:
+    """The report in one format: json, html, md/markdown or text."""
+    report = build(result)
+    if fmt == "json":
+        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    template = _environment(templates).get_template(FORMATS[fmt])
+    return template.render(report=report, case_lines=_quoted_lines(result))
+
+
+def _quoted_lines(result: Result) -> dict[str, list[tuple[int, str]]]:
+    """For each artifact, the evidence lines with a little context, for the report's source view."""
+    wanted: dict[str, set[int]] = {}
+    for d in result.diagnoses:
+        for e in d.evidence:
+            wanted.setdefault(e.artifact, set()).update(range(max(1, e.line - 2), e.line + 3))
+    out = {}
+    for artifact in result.case.artifacts:
+        numbers = sorted(n for n in wanted.get(artifact.name, ()) if n <= len(artifact.lines))
+        if numbers:
+            out[artifact.name] = [(n, artifact.lines[n - 1]) for n in numbers]
+    return out

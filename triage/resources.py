@@ -1,0 +1,22 @@
+"""Where the data that ships with the tool lives: the signature database and report templates.
+
+An installed wheel carries them as ``triage/_data/``; a source checkout or an editable install
+finds them at the top of the tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def data_dir(name: str) -> Path:
+    """Return the shipped folder ``signatures`` or ``reports``."""
+    for candidate in (_PACKAGE / "_data" / name, _PACKAGE.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"the '{name}' folder that ships with hip-triage is missing (looked in "
+        f"{_PACKAGE / '_data'} and {_PACKAGE.parent}); reinstall with `pip install hip-triage`"
+    )
