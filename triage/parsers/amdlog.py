@@ -125,6 +125,7 @@ def finish(case: Case) -> None:
             first_in_run = event.run not in seen_gfx
             seen_gfx.add(event.run)
             case.add_fact("gfx_arch", name, event.where, msg, score if first_in_run else score - 10)
+            case.add_fact("gfx_archs", name, event.where, msg, score)
     _system_runtime_facts(case)
 
 

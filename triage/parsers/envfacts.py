@@ -17,7 +17,7 @@ from triage.parsers.amdlog import is_system_path
 
 GFX = regex.compile(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
 _GENERIC = regex.compile(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
-_TARGET_LIST = regex.compile(r"gfx\w+\s*[;,]\s*gfx\w+\s*[;,]\s*gfx|offload-arch|AMDGPU_TARGETS|amdgcn-amd-amdhsa--gfx\w+\s*(?:<--.*)?$|^\s*\d+\s+hip")
+_TARGET_LIST = regex.compile(r"gfx\w+\s*[;,]\s*gfx\w+\s*[;,]\s*gfx|offload-arch|AMDGPU_TARGETS|^\s*\d+\s+hip")
 _SECONDARY = regex.compile(r"\b(?:second|other|integrated|iGPU|APU|device 1|GPU 1|not used)\b", regex.I)
 _GPU_LABEL = regex.compile(r"(?:^|[\s*•|-])(?:\*\*)?(?:GPU|Graphics(?: card)?|Marketing Name)(?:\*\*)?\s*(?:0\s*)?[:\t]\s*(?:\*\*)?\s*(?P<name>[^(\n,]*[A-Za-z0-9][^(\n,]*)", regex.I)
 _PRIMARY = regex.compile(r"\b(?:GPU 0|device 0|HIP device 0)\b|^\s*Name:\s*gfx|\barch gfx", regex.I)
@@ -41,13 +41,10 @@ _WINDOWS_HINT = regex.compile(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b|\bWSL\b",
 
 
 def _gfx_score(text: str, where: Where, case: Case) -> int:
-    kind = case.line_kinds.get(where)
-    score = 60 if _PRIMARY.search(text) else 30 if (_GPU_LABEL.search(text) or "ISA" in text) else 10
-    if kind in ("frame", "amdlog"):
-        score = min(score, 10)
-    if _SECONDARY.search(text):
-        score -= 25
-    return score
+    """60 for the GPU in use (``GPU 0``), 30 for a labelled GPU or ISA, 10 for a passing mention."""
+    if case.line_kinds.get(where) in ("frame", "amdlog"):
+        return 10
+    return 60 if _PRIMARY.search(text) else 30 if (_GPU_LABEL.search(text) or "ISA" in text) else 10
 
 
 def parse(artifact: Artifact, case: Case) -> None:
@@ -64,8 +61,12 @@ def parse(artifact: Artifact, case: Case) -> None:
 
 def _gpu(text: str, where: Where, case: Case) -> None:
     if "gfx" in text and not _TARGET_LIST.search(text):
+        score = _gfx_score(text, where, case)
+        secondary = _SECONDARY.search(text) is not None
         for m in GFX.finditer(text):
-            case.add_fact("gfx_arch", m.group(0), where, text.strip(), _gfx_score(text, where, case))
+            case.add_fact("gfx_arch", m.group(0), where, text.strip(), score - 25 if secondary else score)
+            if score >= 30:
+                case.add_fact("gfx_archs", m.group(0), where, text.strip(), score)
     if (m := _GPU_LABEL.search(text)) and not _SECONDARY.search(text):
         name = m["name"].strip(" *`")
         if regex.search(r"Radeon|Instinct|AMD|NVIDIA|GeForce|Arc|FirePro", name, regex.I):
@@ -105,14 +106,11 @@ def _versions(text: str, where: Where, case: Case) -> None:
 
 def finish(case: Case) -> None:
     """Facts derived from others: all GPUs seen, the OS family, which runtime was loaded."""
-    gfx = [f for f in case.facts.get("gfx_arch", []) if f.score >= 30]
-    if gfx or case.fact("os_name"):
+    if "gfx_archs" in case.facts:
+        used = case.value("gfx_arch")
+        case.facts["gfx_archs"].sort(key=lambda f: (f.value != used, -f.score))
+    if case.facts.get("gfx_archs") or case.fact("os_name"):
         case.inputs.add("environment")
-    if gfx:
-        case.facts["gfx_archs"] = []
-        for value in dict.fromkeys(f.value for f in sorted(gfx, key=lambda f: -f.score)):
-            best = max((f for f in gfx if f.value == value), key=lambda f: f.score)
-            case.add_fact("gfx_archs", value, best.where, best.text, best.score)
     votes: dict[str, int] = {}
     for fact in case.facts.get("os", []):
         votes[fact.value] = votes.get(fact.value, 0) + fact.score

@@ -19,7 +19,7 @@ import regex
 from triage.model import Artifact, Case, KernelFault, Where
 
 _SEGFAULT = regex.compile(
-    r"(?<![^\s:])(?P<comm>[^\[\]\n:]{1,15}?)\[(?P<pid>[^\]\s]{0,12})\]:\s+"
+    r"(?<![^\s:])(?P<comm>[^\[\]\n:]{1,15}?)\[(?P<pid>[^\]\s]{0,12})\]:?\s+"
     r"(?:segfault at (?P<addr>[0-9a-fA-F]+) ip (?P<ip>\S+)(?: sp \S+)? error (?P<err>\d+)"
     r"|general protection fault ip:(?P<gip>\S+)(?: sp:\S+)? error:(?P<gerr>\d+))"
     r"(?: in (?P<mod>[^\[\s]+)\[(?P<loc>[^\]]*)\])?"

@@ -16,7 +16,7 @@ import regex
 
 from triage.model import Artifact, Case, OffloadTargets, Where
 
-_COUNT = regex.compile(r"^\s*(?P<n>\d+)\s+(?:hip[a-z0-9]*|openmp)-amdgcn-amd-amdhsa-+(?P<t>gfx[\w]+(?::[\w+-]+)*)\b")
+_COUNT = regex.compile(r"^\s*(?P<n>\d+)\s+(?:hip[a-z0-9]*|openmp)-amdgcn-amd-amdhsa-+(?P<t>gfx\w+(?::[\w+-]+)*)(?=\s|$)")
 _MARKERS = regex.compile(r"\b(?P<n>\d+)\s+(?:x\s+)?`?__CLANG_OFFLOAD_BUNDLE__")
 _NEAR = 20
 

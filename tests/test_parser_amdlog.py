@@ -1,0 +1,98 @@
+"""AMD_LOG_LEVEL records in every prefix shape: real ROCm 5.2 output, the seeds' ROCm 7 lines, ROCm 6, PAL."""
+
+from __future__ import annotations
+
+from tests.conftest import FIXTURES, artifact
+from triage.ingest.decode import decode
+from triage.model import Case
+from triage.parsers import amdlog, parse
+from triage.parsers.amdlog import gfx_name
+
+
+def _events(text: str) -> Case:
+    case = Case()
+    amdlog.parse(artifact(text), case)
+    amdlog.finish(case)
+    return case
+
+
+def test_real_rocm5_log_prefix_pid_tid_and_ansi() -> None:
+    raw = (FIXTURES / "rocm5-nogpu" / "amd_log_level_3_keep_going.stderr.txt").read_bytes()
+    case = _events(decode(raw))
+    first = case.events[0]
+    assert (first.level, first.source, first.source_line) == (3, "rocdevice.cpp", 416)
+    assert first.pid is not None and first.tid.startswith("0x") and first.timestamp_us is not None
+    assert first.message == "Initializing HSA stack."
+    messages = [e.message for e in case.events]
+    assert "hsa_init failed." in messages
+    assert "hipMalloc ( 0x7ffe02e93f18, 4096 )" in messages  # colour codes stripped by the decoder
+    assert any(m.startswith("hipGetDeviceCount: Returned hipErrorNoDevice") for m in messages)
+    assert not any("vector_add:" in m for m in messages), "program output is not a runtime record"
+
+
+def test_real_rocm5_record_without_location() -> None:
+    text = (FIXTURES / "rocm5-nogpu" / "amd_log_level_4_mask_0xFFFFFFFF.stderr.txt").read_text()
+    case = _events(text)
+    assert case.events and case.events[0].source == "" and case.events[0].message == "hsa_init failed."
+
+
+def test_seed_lines_without_timestamps_and_continuations() -> None:
+    text = """\
+:3:hip_context.cpp  :62  :  HIP Version: 7.2.53210.41ce572d55, Direct Dispatch: 1
+:3:os_posix.cpp     :934 :  HIP Library Path: ./libamdhip64.so.7
+:3:rocdevice.cpp    :1611:  Gfx Major/Minor/Stepping: 12/0/1
+:1:devprogram.cpp   :1390:  error: cannot find ROCm device library; ...
+error: cannot find ROCm device library; ...
+ld.lld: error: undefined hidden symbol: __ockl_dm_init_v1
+Error: Creating the executable from LLVM IRs failed.
+:1:rocdevice.cpp    :730 :  Couldn't create blit kernels!
+Segmentation fault (core dumped)
+"""
+    case = _events(text)
+    assert [e.level for e in case.events] == [3, 3, 3, 1, 1, 1, 1, 1]
+    assert case.events[5].message == "ld.lld: error: undefined hidden symbol: __ockl_dm_init_v1"
+    assert case.value("hip_version") == "7.2.53210.41ce572d55"
+    assert case.value("hip_library_path") == "./libamdhip64.so.7"
+    assert case.value("gfx_arch") == "gfx1201"
+    assert case.events[-1].where.line == 8
+
+
+def test_rocm6_prefix_and_pal_line() -> None:
+    text = """\
+:3:rocdevice.cpp            :1611: 3458279651 us: [pid:4711  tid:0x7f3c0e7fc700] Gfx Major/Minor/Stepping: 9/0/10
+:1: paldevice.cpp :2777: some PAL message
+"""
+    case = _events(text)
+    assert case.events[0].pid == 4711 and case.events[0].tid == "0x7f3c0e7fc700"
+    assert case.value("gfx_arch") == "gfx90a"
+    assert (case.events[1].level, case.events[1].source, case.events[1].message) == (1, "paldevice.cpp", "some PAL message")
+
+
+def test_gfx_names() -> None:
+    assert gfx_name(12, 0, 1) == "gfx1201"
+    assert gfx_name(9, 0, 10) == "gfx90a"
+    assert gfx_name(11, 0, 0) == "gfx1100"
+    assert gfx_name(9, 0, 12) == "gfx90c"
+
+
+def test_failing_run_supplies_the_facts() -> None:
+    text = """\
+:3:hip_context.cpp  :62  :  HIP Version: 7.2.53210.41ce572d55, Direct Dispatch: 1
+:3:os_posix.cpp     :934 :  HIP Library Path: ./libamdhip64.so.7
+:1:rocdevice.cpp    :730 :  Couldn't create blit kernels!
+
+Then with the system runtime preloaded it works:
+
+:3:comgrctx.cpp  :88  :  Loaded COMGR library version 3.5.
+:3:hip_context.cpp :42 :  HIP Version: 7.16.26385, Direct Dispatch: 1
+:3:os_posix.cpp     :934 :  HIP Library Path: /opt/rocm/lib/libamdhip64.so.7
+"""
+    case = parse([artifact(text)])
+    assert case.failing_run == case.events[0].run
+    assert case.value("hip_version") == "7.2.53210.41ce572d55"
+    assert case.value("hip_version_system") == "7.16.26385"
+    assert case.value("hip_runtime") == "bundled"
+
+
+def test_not_a_log_line() -> None:
+    assert _events("ratio 1:2:3 and a:1:b.cpp is not it\nsee :3: above").events == []

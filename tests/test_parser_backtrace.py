@@ -1,0 +1,82 @@
+"""coredumpctl / gdb frames, signals, registers and x/i, in the forms users paste."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import artifact
+from triage.parsers import parse
+from triage.parsers.backtrace import parse_frame_text
+
+FRAMES = [
+    ("0x00007f3c2a4b71c9 n/a (libamdhip64.so.7 + 0x4b71c9)",
+     {"address": 0x7F3C2A4B71C9, "module": "libamdhip64.so.7", "offset": 0x4B71C9}),
+    ("libamdhip64.so.7 + 0x4b71c9", {"module": "libamdhip64.so.7", "offset": 0x4B71C9}),
+    ("amd::Symbol::getDeviceKernel(amd::Device const&)   (libamdhip64.so.7 + 0x48a610)",
+     {"symbol": "amd::Symbol::getDeviceKernel(amd::Device const&)", "module": "libamdhip64.so.7", "offset": 0x48A610}),
+    ("ggml_backend_cuda_buffer_set_tensor", {"symbol": "ggml_backend_cuda_buffer_set_tensor"}),
+    ("main (strata)", {"symbol": "main", "module": "strata"}),
+    ("0x00007ffff7a3c1c9 in amd::Foo::bar (this=0x0) at rocvirtual.cpp:1725",
+     {"address": 0x7FFFF7A3C1C9, "symbol": "amd::Foo::bar", "file": "rocvirtual.cpp", "file_line": 1725}),
+    ("0x00007ffff7a3c1c9 in ?? () from /opt/rocm/lib/libamdhip64.so.5",
+     {"address": 0x7FFFF7A3C1C9, "module": "/opt/rocm/lib/libamdhip64.so.5"}),
+    ("0x00007f1e5c4b2a10 raise (libc.so.6 + 0x3e4c1)",
+     {"address": 0x7F1E5C4B2A10, "symbol": "raise", "module": "libc.so.6", "offset": 0x3E4C1}),
+    ("0x0000555555555149 in std::vector<int, std::allocator<int> >::push_back (this=0x7ffe) at v.h:12",
+     {"symbol": "std::vector<int, std::allocator<int> >::push_back", "file": "v.h"}),
+]
+
+
+@pytest.mark.parametrize("text,expected", FRAMES, ids=[t[:30] for t, _ in FRAMES])
+def test_frame_forms(text: str, expected: dict) -> None:
+    fields = parse_frame_text(text)
+    assert fields is not None
+    for key, value in expected.items():
+        assert fields.get(key) == value, key
+
+
+@pytest.mark.parametrize("text", ["[BUG] Engine crashes with 0xC0000005", "fixed it correctly", "— that was the llama.cpp"])
+def test_prose_after_hash_is_not_a_frame(text: str) -> None:
+    assert parse_frame_text(text) is None
+
+
+def test_coredump_block() -> None:
+    text = """\
+           PID: 4711 (strata)
+        Signal: 11 (SEGV)
+    Executable: /home/u/.local/share/strata/strata
+                Stack trace of thread 4711:
+                #0  0x00007f3c2a4b71c9 n/a (libamdhip64.so.7 + 0x4b71c9)
+                #1  0x00007f3c2a4a7aba n/a (libamdhip64.so.7 + 0x4a7aba)
+                #2  0x000055d1c0e1b2c3 main (strata + 0x1b2c3)
+
+                Stack trace of thread 4712:
+                #0  0x00007f3c29e9a3b6 n/a (libc.so.6 + 0x9a3b6)
+"""
+    case = parse([artifact(text)])
+    assert [s.thread for s in case.stacks] == ["4711", "4712"]
+    assert case.fault.signal == "SEGV" and case.fault.module == "libamdhip64.so.7" and case.fault.offset == 0x4B71C9
+    assert case.value("program") == "/home/u/.local/share/strata/strata"
+
+
+def test_registers_and_current_instruction_give_the_fault_address() -> None:
+    text = """\
+Program terminated with signal SIGSEGV, Segmentation fault.
+#0  0x00007f3c2a4b71c9 in ?? () from ./libamdhip64.so.7
+(gdb) info registers
+rax            0x7f3c2a000000      139896436621312
+rdi            0x0                 0
+(gdb) x/3i $pc
+=> 0x7f3c2a4b71c9:	lock xadd %ebx,0x8(%rdi)
+   0x7f3c2a4b71cd:	dec    %ebx
+"""
+    case = parse([artifact(text)])
+    assert case.registers == {"rax": 0x7F3C2A000000, "rdi": 0}
+    assert case.fault.instruction == "lock xadd %ebx,0x8(%rdi)"
+    assert case.fault.address == 8
+    assert case.fault.signal == "SEGV"
+
+
+def test_frame_numbering_restart_starts_a_new_stack() -> None:
+    text = "#0  a\n#1  b\n#0  c\n#1  d\n"
+    assert [len(s.frames) for s in parse([artifact(text)]).stacks] == [2, 2]

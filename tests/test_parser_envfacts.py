@@ -1,0 +1,82 @@
+"""Environment facts from free text, listings, strace and offload-bundle counts."""
+
+from __future__ import annotations
+
+from tests.conftest import artifact
+from triage.parsers import parse
+
+
+def test_gpu_used_outranks_the_second_gpu() -> None:
+    text = """\
+• GPU: AMD Radeon AI PRO R9700 32 GB (Navi 48, 1002:7551, gfx1201), no display attached
+• Second GPU: Radeon 610M iGPU (gfx1036); KFD node 1 = gfx1201, node 2 = gfx1036
+• OS: CachyOS rolling (Arch-based), kernel 7.3.0-5-cachyos, amdgpu 3.64.0
+• System ROCm: 10.1.0 (rocm-bin 10.1.0-1) at /opt/rocm
+"""
+    case = parse([artifact(text)])
+    facts = case.flat_facts()
+    assert facts["gfx_arch"] == "gfx1201"
+    assert facts["gfx_archs"] == ["gfx1201", "gfx1036"]
+    assert facts["gpu_name"] == "AMD Radeon AI PRO R9700 32 GB"
+    assert facts["os_name"] == "CachyOS rolling"
+    assert facts["kernel"] == "7.3.0-5-cachyos"
+    assert facts["rocm_version_system"] == "10.1.0"
+    assert facts["rocm_path_system"] == "/opt/rocm"
+    assert facts["os"] == "linux"
+
+
+def test_device_lists_and_rocminfo_isas() -> None:
+    text = "device 0: AMD Radeon RX 9070 XT\n  arch gfx1201, 15.9 GiB, wave32\nrocminfo ISAs\tamdgcn-amd-amdhsa--gfx1151\n"
+    facts = parse([artifact(text)]).flat_facts()
+    assert facts["gfx_arch"] == "gfx1201"
+    assert "gfx1151" in facts["gfx_archs"]
+
+
+def test_target_lists_are_not_gpus() -> None:
+    text = "GPU: gfx1151\nLLAMA_STAGE_AMDGPU_TARGETS gfx90a;gfx942;gfx1100\n    133 hipv4-amdgcn-amd-amdhsa--gfx906\n"
+    assert parse([artifact(text)]).flat_facts()["gfx_archs"] == ["gfx1151"]
+
+
+def test_bundled_and_system_versions() -> None:
+    text = "• Bundled in the component: HIP 7.2.53210.41ce572d55, COMGR 3.0, LLVM 22.0git\n• In /opt/rocm/lib: HIP 7.16.26385, COMGR 3.5\n"
+    facts = parse([artifact(text)]).flat_facts()
+    assert (facts["hip_version"], facts["comgr_version"], facts["llvm_version"]) == ("7.2.53210.41ce572d55", "3.0", "22.0git")
+    assert (facts["hip_version_system"], facts["comgr_version_system"]) == ("7.16.26385", "3.5")
+
+
+def test_windows_runtime_path_is_bundled() -> None:
+    text = "strata generate: HIP runtime E:\\AI\\Strata\\engine\\amdhip64_7.dll\n"
+    facts = parse([artifact(text)]).flat_facts()
+    assert facts["hip_library_path"] == "E:\\AI\\Strata\\engine\\amdhip64_7.dll"
+    assert facts["hip_runtime"] == "bundled"
+    assert facts["os"] == "windows"
+
+
+def test_environment_variables() -> None:
+    facts = parse([artifact("HSA_OVERRIDE_GFX_VERSION=11.0.0 LD_PRELOAD=/opt/rocm/lib/libamdhip64.so.6 ./app\n")]).flat_facts()
+    assert facts["env_HSA_OVERRIDE_GFX_VERSION"] == "11.0.0"
+    assert facts["env_LD_PRELOAD"] == "/opt/rocm/lib/libamdhip64.so.6"
+
+
+def test_listing_strace_and_offload_counts() -> None:
+    text = """\
+$ ls ~/.local/share/strata/components/engine/0.1.52-linux-x86_64-hip-rx9070/
+BUILD.json  engine-component.json  hipblaslt/  libamdhip64.so.7  libamd_comgr.so.3
+libhsa-runtime64.so.1  libLLVM.so.22.0git  rocblas/  strata  ...
+
+access("lib/clang/22/lib/amdgcn/bitcode", F_OK) = -1 ENOENT (No such file or directory)
+[pid  4711] openat(AT_FDCWD, "/opt/rocm/lib/llvm/amdgcn/bitcode", O_RDONLY|O_DIRECTORY) = 5
+
+    133 hipv4-amdgcn-amd-amdhsa--gfx1151
+      1 hipv4-amdgcn-amd-amdhsa--gfx906     <-- the outlier
+    133 hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-
+
+134 __CLANG_OFFLOAD_BUNDLE__ markers
+"""
+    case = parse([artifact(text)])
+    names = [n for _, n in case.files_listed]
+    assert names[:5] == ["BUILD.json", "engine-component.json", "hipblaslt/", "libamdhip64.so.7", "libamd_comgr.so.3"]
+    assert "strata" in names and "..." not in names
+    assert [p for _, p in case.missing_files] == ["lib/clang/22/lib/amdgcn/bitcode"]
+    assert case.offload[0].targets == {"gfx1151": 133, "gfx906": 1, "gfx90a:xnack-": 133}
+    assert case.offload[0].bundles == 134

@@ -1,0 +1,56 @@
+"""The signature database: schema, classes from the taxonomy, and every signature's own examples."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.conftest import ROOT, shared
+from triage.match import load
+from triage.match.examples import run_examples
+
+FOLDER = ROOT / "signatures"
+FILES = sorted(p for p in FOLDER.glob("*.yaml") if not p.name.startswith("_"))
+DB = load(FOLDER)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_signature_matches_schema(path) -> None:
+    schema = json.loads((FOLDER / "schema.json").read_text())
+    jsonschema.validate(yaml.safe_load(path.read_text()), schema)
+
+
+def test_database_loads_without_problems() -> None:
+    assert DB.problems == []
+    assert len({s.id for s in DB.signatures}) == len(FILES)
+
+
+def test_classes_are_in_the_taxonomy() -> None:
+    taxonomy = shared("TAXONOMY.md").read_text()
+    for sig in DB.signatures:
+        assert f"| `{sig.klass}` |" in taxonomy, sig.id
+
+
+OUTCOMES = run_examples(DB, FOLDER)
+
+
+@pytest.mark.parametrize("outcome", OUTCOMES, ids=[f"{o.signature}:{o.kind}:{o.name[:40]}" for o in OUTCOMES])
+def test_signature_example(outcome) -> None:
+    assert outcome.passed, outcome.reason
+
+
+def test_each_signature_has_two_examples_each_way() -> None:
+    for sig in DB.signatures:
+        assert len(sig.tests["match"]) >= 2 and len(sig.tests["no_match"]) >= 2, sig.id
+
+
+def test_a_broken_signature_is_reported_not_fatal(tmp_path) -> None:
+    for path in [FOLDER / "_database.yaml", *FILES[:1]]:
+        (tmp_path / path.name).write_text(path.read_text())
+    (tmp_path / "broken.yaml").write_text("id: broken\ntitle: x\nclass: runtime-crash\nconditions:\n  - id: a\n    log: '(unclosed'\n    strength: 0.5\nroot_cause: x\n")
+    db = load(tmp_path)
+    assert [s.id for s in db.signatures] == [FILES[0].stem]
+    assert len(db.problems) == 1 and "bad regex" in db.problems[0]
