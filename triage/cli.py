@@ -14,7 +14,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Optional
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -27,7 +26,7 @@ _DEFAULT = "run"
 class _PathsFirst(TyperGroup):
     """A group where anything that is not a subcommand name is a path for ``run``."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
             args = [_DEFAULT, *args]
         return super().parse_args(ctx, args)

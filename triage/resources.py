@@ -7,6 +7,12 @@ finds them at the top of the tree.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import yaml
+
+# libyaml's parser when PyYAML was built with it: several times faster on the database.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -20,3 +26,8 @@ def data_dir(name: str) -> Path:
         f"the '{name}' folder that ships with hip-triage is missing (looked in "
         f"{_PACKAGE / '_data'} and {_PACKAGE.parent}); reinstall with `pip install hip-triage`"
     )
+
+
+def load_yaml(path: Path) -> Any:
+    """Parse a YAML file safely (raises OSError or yaml.YAMLError)."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import io
 import stat
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from triage.ingest.decode import decode, looks_binary
 from triage.model import Artifact
+
+if TYPE_CHECKING:
+    import zipfile
 
 # A corpus case folder keeps its label here; it is never evidence.
 CASE_LABEL = "expected.yaml"
@@ -61,6 +63,8 @@ class _Reader:
         self.artifacts.append(Artifact(name=name, text=decode(data), size=len(data)))
 
     def _zip(self, name: str, data: bytes, depth: int) -> None:
+        import zipfile  # only when a zip is given: it costs start-up time
+
         if depth >= self.limits.depth:
             self.warnings.append(f"{name}: archive nested deeper than {self.limits.depth} levels, skipped")
             return
@@ -78,7 +82,9 @@ class _Reader:
         for info in members:
             self._member(name, archive, info, depth)
 
-    def _member(self, name: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, depth: int) -> None:
+    def _member(self, name: str, archive: "zipfile.ZipFile", info: "zipfile.ZipInfo", depth: int) -> None:
+        import zipfile
+
         member = f"{name}!{info.filename}"
         if info.is_dir():
             return

@@ -13,13 +13,15 @@ from typing import Any
 import regex
 import yaml
 
+from triage.resources import load_yaml
+
 CONDITION_KINDS = ("log", "frame", "fault", "fact", "binary", "listing")
 # The input a condition reads; when that input is absent the report asks for it.
 CONDITION_INPUT = {"log": "text", "frame": "stack", "fault": "fault", "fact": "environment",
                    "binary": "binary", "listing": "listing"}
 _REGEX_FIELDS = {"log": None, "frame": ("symbol", "module"), "fault": ("module", "instruction"),
                  "fact": ("matches",), "listing": ("has", "lacks")}
-_FLAGS = regex.IGNORECASE | regex.VERSION1
+_FLAGS = regex.IGNORECASE
 
 
 class SignatureError(ValueError):
@@ -101,7 +103,7 @@ def _condition(raw: dict, sig_id: str) -> Condition:
 
 def load_signature(path: Path) -> Signature:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path)
     except (OSError, yaml.YAMLError) as err:
         raise SignatureError(f"{path.name}: cannot be read: {err}") from err
     if not isinstance(data, dict):
@@ -133,7 +135,7 @@ def load(folder: Path) -> Database:
     """Load every ``*.yaml`` signature in the folder; files starting with ``_`` are settings."""
     settings_path = folder / "_database.yaml"
     try:
-        settings = yaml.safe_load(settings_path.read_text(encoding="utf-8")) or {}
+        settings = load_yaml(settings_path) or {}
     except (OSError, yaml.YAMLError) as err:
         raise SignatureError(f"{settings_path}: cannot be read: {err}") from err
     problems: list[str] = []

@@ -18,27 +18,27 @@ level-1 errors, so a pasted log of a later run that worked does not supply the f
 
 from __future__ import annotations
 
-import regex
+import re
 
 from triage.model import Artifact, Case, LogEvent, Where
 
-_LINE = regex.compile(
+_LINE = re.compile(
     r"(?:^|(?<=\s)):(?P<level>[0-6]):\s*(?P<src>(?:[\w.+-]+\.(?:cpp|hpp|cc|h|c))?)\s*:\s*(?P<sline>\d+)\s*:\s?(?P<rest>.*)$"
 )
-_TIMESTAMP = regex.compile(r"^\s*(?P<ts>\d+)\s*us:\s*")
-_PID_TID = regex.compile(
+_TIMESTAMP = re.compile(r"^\s*(?P<ts>\d+)\s*us:\s*")
+_PID_TID = re.compile(
     r"^(?:\[pid:\s*(?P<pid>\d+)\s+tid:\s*(?P<tid>0x[0-9a-fA-F]+)\s*\]|(?P<pid2>\d+)\s*:\s*\[tid:\s*(?P<tid2>0x[0-9a-fA-F]+)\s*\])\s*"
 )
-_CONTINUATION = regex.compile(
+_CONTINUATION = re.compile(
     r"^\s*(?:(?:error|warning|note|fatal error)\s*:|ld(?:\.lld)?:|lld:|clang(?:\+\+)?(?:-\d+)?:|Error:|"
     r"or '--|LLVM ERROR:|\d+ errors? generated)"
 )
 _GAP_LINES = 3
 
-_HIP_VERSION = regex.compile(r"HIP Version:\s*(?P<v>\d+\.\d+[\w.+-]*)")
-_HIP_PATH = regex.compile(r"HIP Library Path:\s*(?P<p>\S.*?)\s*$")
-_COMGR = regex.compile(r"(?:Loaded COMGR library version|COMGR version:?)\s*(?P<v>\d+\.\d+(?:\.\d+)?)")
-_GFX = regex.compile(r"Gfx Major/Minor/Stepping:\s*(?P<maj>\d+)\s*/\s*(?P<min>\d+)\s*/\s*(?P<step>\d+)")
+_HIP_VERSION = re.compile(r"HIP Version:\s*(?P<v>\d+\.\d+[\w.+-]*)")
+_HIP_PATH = re.compile(r"HIP Library Path:\s*(?P<p>\S.*?)\s*$")
+_COMGR = re.compile(r"(?:Loaded COMGR library version|COMGR version:?)\s*(?P<v>\d+\.\d+(?:\.\d+)?)")
+_GFX = re.compile(r"Gfx Major/Minor/Stepping:\s*(?P<maj>\d+)\s*/\s*(?P<min>\d+)\s*/\s*(?P<step>\d+)")
 
 
 def gfx_name(major: int, minor: int, stepping: int) -> str:

@@ -13,32 +13,32 @@ Frame forms read (one per line, innermost first)::
 
 from __future__ import annotations
 
-import regex
+import re
 
 from triage.model import Artifact, Case, Frame, Stack, Where
 
-_FRAME = regex.compile(r"^\s*#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
-_ADDRESS = regex.compile(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
-_MOD_OFF = regex.compile(r"\(?(?P<m>[^\s()]+)\s*\+\s*(?P<o>0x[0-9a-fA-F]+)\)?$")
-_AT_FILE = regex.compile(r"\s+at\s+(?P<f>\S+?):(?P<l>\d+)$")
-_FROM = regex.compile(r"\s+from\s+(?P<m>\S+)$")
-_MODULE_ONLY = regex.compile(r"\s+\((?P<m>[^\s()=,]+)\)$")
-_ARGS = regex.compile(r"\s+\((?:[^()]*=[^()]*|)\)$")
-_BRACKETED = regex.compile(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]")
-_SYMBOL = regex.compile(r"^[A-Za-z_~$.][\w:~$.@*&]*(?:\s+const)?$")
-_THREAD = regex.compile(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+) \(")
+_FRAME = re.compile(r"^\s*#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
+_ADDRESS = re.compile(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
+_MOD_OFF = re.compile(r"\(?(?P<m>[^\s()]+)\s*\+\s*(?P<o>0x[0-9a-fA-F]+)\)?$")
+_AT_FILE = re.compile(r"\s+at\s+(?P<f>\S+?):(?P<l>\d+)$")
+_FROM = re.compile(r"\s+from\s+(?P<m>\S+)$")
+_MODULE_ONLY = re.compile(r"\s+\((?P<m>[^\s()=,]+)\)$")
+_ARGS = re.compile(r"\s+\((?:[^()]*=[^()]*|)\)$")
+_BRACKETED = re.compile(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]")
+_SYMBOL = re.compile(r"^[A-Za-z_~$.][\w:~$.@*&]*(?:\s+const)?$")
+_THREAD = re.compile(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+) \(")
 
-_SIGNAL = regex.compile(r"\bSignal:\s*(?P<n>\d+)\s*\((?P<name>[A-Z]+)\)(?:.*?si_code:\s*(?P<code>[A-Z_0-9]+))?")
-_SI_CODE = regex.compile(r"\bsi_code\s*[:=]\s*(?P<code>[A-Z]+_[A-Z]+|\d+)")
-_GDB_SIGNAL = regex.compile(r"(?:terminated with|received) signal SIG(?P<name>[A-Z]+)")
-_SHELL_SIGNAL = regex.compile(r"^(?:.*:\s)?(?P<msg>Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$")
+_SIGNAL = re.compile(r"\bSignal:\s*(?P<n>\d+)\s*\((?P<name>[A-Z]+)\)(?:.*?si_code:\s*(?P<code>[A-Z_0-9]+))?")
+_SI_CODE = re.compile(r"\bsi_code\s*[:=]\s*(?P<code>[A-Z]+_[A-Z]+|\d+)")
+_GDB_SIGNAL = re.compile(r"(?:terminated with|received) signal SIG(?P<name>[A-Z]+)")
+_SHELL_SIGNAL = re.compile(r"^(?:.*:\s)?(?P<msg>Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$")
 _SHELL_NAMES = {"Segmentation fault": "SEGV", "Aborted": "ABRT", "Bus error": "BUS",
                 "Illegal instruction": "ILL", "Floating point exception": "FPE"}
-_EXECUTABLE = regex.compile(r"^\s*Executable:\s*(?P<p>\S+)")
-_REGISTER = regex.compile(
+_EXECUTABLE = re.compile(r"^\s*Executable:\s*(?P<p>\S+)")
+_REGISTER = re.compile(
     r"^\s*(?:\(gdb\)\s*)?(?P<r>r[abcd]x|r[sd]i|r[bs]p|r(?:8|9|1[0-5])|rip|eflags)\s+(?P<v>0x[0-9a-fA-F]+)\b"
 )
-_CURRENT_INSN = regex.compile(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
+_CURRENT_INSN = re.compile(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
 
 
 

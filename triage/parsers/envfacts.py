@@ -10,34 +10,34 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath, PureWindowsPath
 
-import regex
+import re
 
 from triage.model import Artifact, Case, Where
 from triage.parsers.amdlog import is_system_path
 
-GFX = regex.compile(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
-_GENERIC = regex.compile(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
-_TARGET_LIST = regex.compile(r"gfx\w+\s*[;,]\s*gfx\w+\s*[;,]\s*gfx|offload-arch|AMDGPU_TARGETS|^\s*\d+\s+hip")
-_SECONDARY = regex.compile(r"\b(?:second|other|integrated|iGPU|APU|device 1|GPU 1|not used)\b", regex.I)
-_GPU_LABEL = regex.compile(r"(?:^|[\s*•|-])(?:\*\*)?(?:GPU|Graphics(?: card)?|Marketing Name)(?:\*\*)?\s*(?:0\s*)?[:\t]\s*(?:\*\*)?\s*(?P<name>[^(\n,]*[A-Za-z0-9][^(\n,]*)", regex.I)
-_PRIMARY = regex.compile(r"\b(?:GPU 0|device 0|HIP device 0)\b|^\s*Name:\s*gfx|\barch gfx", regex.I)
+GFX = re.compile(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
+_GENERIC = re.compile(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
+_TARGET_LIST = re.compile(r"gfx\w+\s*[;,]\s*gfx\w+\s*[;,]\s*gfx|offload-arch|AMDGPU_TARGETS|^\s*\d+\s+hip")
+_SECONDARY = re.compile(r"\b(?:second|other|integrated|iGPU|APU|device 1|GPU 1|not used)\b", re.I)
+_GPU_LABEL = re.compile(r"(?:^|[\s*•|-])(?:\*\*)?(?:GPU|Graphics(?: card)?|Marketing Name)(?:\*\*)?\s*(?:0\s*)?[:\t]\s*(?:\*\*)?\s*(?P<name>[^(\n,]*[A-Za-z0-9][^(\n,]*)", re.I)
+_PRIMARY = re.compile(r"\b(?:GPU 0|device 0|HIP device 0)\b|^\s*Name:\s*gfx|\barch gfx", re.I)
 
-_OS_LABEL = regex.compile(r"(?:^|[\s*•|-])(?:\*\*)?OS(?: / kernel)?(?:\*\*)?\s*[:\t]\s*(?:\*\*)?\s*(?P<v>[^,(\n]+?)\s*(?:[,(]|$)")
-_WINDOWS_NAME = regex.compile(r"\bWindows (?:1[01]|Server \d{4})(?:[ -](?:64-bit|Pro|Home|\d{2}H\d))*", regex.I)
-_KERNEL = regex.compile(r"\b(?:kernel|Linux)[ :]+(?P<v>\d+\.\d+(?:\.\d+)?(?:-[\w.]+)*)")
-_DRIVER = regex.compile(r"\b(?:amdgpu(?: driver)?|Driver(?: version)?)\s*[:\s]\s*`?(?P<v>\d+\.\d+(?:\.\d+)*)", regex.I)
-_ROCM = regex.compile(r"\b(?:System )?ROCm(?: version)?\s*[:\t ]\s*(?P<v>\d+\.\d+(?:\.\d+)?)\b", regex.I)
-_ROCM_PATH = regex.compile(r"(?<![\w/.-])(?P<p>/opt/rocm(?:-\d+\.\d+(?:\.\d+)?)?)(?=[/\s\"'`),:;]|$)")
-_COMPONENT_VERSIONS = regex.compile(r"\b(?P<what>HIP|COMGR|LLVM)\s+(?P<v>\d+\.\d+[\w.+-]*)")
-_BUNDLED = regex.compile(r"\b(?:bundled|ships?|shipped|component|packaged|engine/)\b", regex.I)
-_SYSTEM = regex.compile(r"/opt/rocm|/usr/lib|\bsystem\b|System32", regex.I)
-_HIP_RUNTIME_PATH = regex.compile(r"(?P<p>(?:[A-Za-z]:\\|/|\./)[^\s\"'`]*?(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*))")
-_ENV_ASSIGN = regex.compile(
+_OS_LABEL = re.compile(r"(?:^|[\s*•|-])(?:\*\*)?OS(?: / kernel)?(?:\*\*)?\s*[:\t]\s*(?:\*\*)?\s*(?P<v>[^,(\n]+?)\s*(?:[,(]|$)")
+_WINDOWS_NAME = re.compile(r"\bWindows (?:1[01]|Server \d{4})(?:[ -](?:64-bit|Pro|Home|\d{2}H\d))*", re.I)
+_KERNEL = re.compile(r"\b(?:kernel|Linux)[ :]+(?P<v>\d+\.\d+(?:\.\d+)?(?:-[\w.]+)*)")
+_DRIVER = re.compile(r"\b(?:amdgpu(?: driver)?|Driver(?: version)?)\s*[:\s]\s*`?(?P<v>\d+\.\d+(?:\.\d+)*)", re.I)
+_ROCM = re.compile(r"\b(?:System )?ROCm(?: version)?\s*[:\t ]\s*(?P<v>\d+\.\d+(?:\.\d+)?)\b", re.I)
+_ROCM_PATH = re.compile(r"(?<![\w/.-])(?P<p>/opt/rocm(?:-\d+\.\d+(?:\.\d+)?)?)(?=[/\s\"'`),:;]|$)")
+_COMPONENT_VERSIONS = re.compile(r"\b(?P<what>HIP|COMGR|LLVM)\s+(?P<v>\d+\.\d+[\w.+-]*)")
+_BUNDLED = re.compile(r"\b(?:bundled|ships?|shipped|component|packaged|engine/)\b", re.I)
+_SYSTEM = re.compile(r"/opt/rocm|/usr/lib|\bsystem\b|System32", re.I)
+_HIP_RUNTIME_PATH = re.compile(r"(?P<p>(?:[A-Za-z]:\\|/|\./)[^\s\"'`]*?(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*))")
+_ENV_ASSIGN = re.compile(
     r"\b(?P<k>LD_LIBRARY_PATH|LD_PRELOAD|HSA_OVERRIDE_GFX_VERSION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
     r"|CUDA_VISIBLE_DEVICES|HIP_DEVICE_LIB_PATH|ROCM_PATH|HIP_PATH)=(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`]*)"
 )
-_LINUX_HINT = regex.compile(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|Ubuntu|Debian|Fedora|Arch|NixOS", regex.I)
-_WINDOWS_HINT = regex.compile(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b|\bWSL\b", regex.I)
+_LINUX_HINT = re.compile(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|Ubuntu|Debian|Fedora|Arch|NixOS", re.I)
+_WINDOWS_HINT = re.compile(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b|\bWSL\b", re.I)
 
 
 def _gfx_score(text: str, where: Where, case: Case) -> int:
@@ -69,7 +69,7 @@ def _gpu(text: str, where: Where, case: Case) -> None:
                 case.add_fact("gfx_archs", m.group(0), where, text.strip(), score)
     if (m := _GPU_LABEL.search(text)) and not _SECONDARY.search(text):
         name = m["name"].strip(" *`")
-        if regex.search(r"Radeon|Instinct|AMD|NVIDIA|GeForce|Arc|FirePro", name, regex.I):
+        if re.search(r"Radeon|Instinct|AMD|NVIDIA|GeForce|Arc|FirePro", name, re.I):
             case.add_fact("gpu_name", name, where, text.strip(), 60 if _PRIMARY.search(text) else 30)
 
 
@@ -100,7 +100,7 @@ def _versions(text: str, where: Where, case: Case) -> None:
         for m in _COMPONENT_VERSIONS.finditer(text):
             case.add_fact(f"{m['what'].lower()}_version{suffix}", m["v"], where, text.strip(), 50)
     if case.line_kinds.get(where) not in ("frame", "amdlog") and (m := _HIP_RUNTIME_PATH.search(text)):
-        if regex.search(r"HIP (?:runtime|library)|loaded|using", text, regex.I):
+        if re.search(r"HIP (?:runtime|library)|loaded|using", text, re.I):
             case.add_fact("hip_library_path", m["p"], where, text.strip(), 50)
 
 

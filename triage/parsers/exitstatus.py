@@ -6,15 +6,15 @@ A shell's 128+N becomes a signal (139 -> SEGV); a Windows status becomes an NTST
 
 from __future__ import annotations
 
-import regex
+import re
 
 from triage.model import Artifact, Case, Where
 from triage.parsers.codes import exit_status
 
-_EXIT = regex.compile(
+_EXIT = re.compile(
     r"\b(?:exit(?:ed)?(?:\s+with)?\s+(?:code|status)|exit_code|return(?:ed)?\s+code|ExitCode)\s*[:=]?\s*\(?"
     r"(?P<v>-?0x[0-9a-fA-F]+|-?\d+)\b",
-    regex.IGNORECASE,
+    re.IGNORECASE,
 )
 
 

@@ -8,14 +8,14 @@ line is missing.
 
 from __future__ import annotations
 
-import regex
+import re
 
 from triage.model import Case, Fault, Stack
 from triage.parsers.codes import ntstatus_name
 from triage.parsers.kernel import access_from_error
 
-_ATT_OPERAND = regex.compile(r"(?P<disp>-?0x[0-9a-fA-F]+|-?\d+)?\(%(?P<base>\w+)")
-_INTEL_OPERAND = regex.compile(r"\[(?P<base>[a-z0-9]+)\s*(?:(?P<sign>[+-])\s*(?P<disp>0x[0-9a-fA-F]+|\d+))?\]")
+_ATT_OPERAND = re.compile(r"(?P<disp>-?0x[0-9a-fA-F]+|-?\d+)?\(%(?P<base>\w+)")
+_INTEL_OPERAND = re.compile(r"\[(?P<base>[a-z0-9]+)\s*(?:(?P<sign>[+-])\s*(?P<disp>0x[0-9a-fA-F]+|\d+))?\]")
 
 
 def operand_address(instruction: str, registers: dict[str, int]) -> int | None:

@@ -14,11 +14,11 @@ shape. ``comm`` is cut by the kernel at 15 characters.
 
 from __future__ import annotations
 
-import regex
+import re
 
 from triage.model import Artifact, Case, KernelFault, Where
 
-_SEGFAULT = regex.compile(
+_SEGFAULT = re.compile(
     r"(?<![^\s:])(?P<comm>[^\[\]\n:]{1,15}?)\[(?P<pid>[^\]\s]{0,12})\]:?\s+"
     r"(?:segfault at (?P<addr>[0-9a-fA-F]+) ip (?P<ip>\S+)(?: sp \S+)? error (?P<err>\d+)"
     r"|general protection fault ip:(?P<gip>\S+)(?: sp:\S+)? error:(?P<gerr>\d+))"

@@ -10,14 +10,14 @@ came with its device libraries.
 
 from __future__ import annotations
 
-import regex
+import re
 
 from triage.model import Artifact, Case, Where
 
-_COMMAND = regex.compile(r"^\s*(?:\$|#|PS [^>]*>|>)\s*(?:ls|dir|tree|find)\b")
-_LONG = regex.compile(r"^[-dl][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+\d+\s+\w+\s+\d+\s+[\d:]+\s+(?P<name>.+?)(?: -> .*)?$")
-_NAME = regex.compile(r"^(?:[\w.+@-]+/?|\.\.\.)$")
-_FILEISH = regex.compile(r"\.(?:so(?:\.\d+)*|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)$|/$")
+_COMMAND = re.compile(r"^\s*(?:\$|#|PS [^>]*>|>)\s*(?:ls|dir|tree|find)\b")
+_LONG = re.compile(r"^[-dl][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+\d+\s+\w+\s+\d+\s+[\d:]+\s+(?P<name>.+?)(?: -> .*)?$")
+_NAME = re.compile(r"^(?:[\w.+@-]+/?|\.\.\.)$")
+_FILEISH = re.compile(r"\.(?:so(?:\.\d+)*|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)$|/$")
 
 
 def _names(text: str, after_command: bool) -> list[str] | None:

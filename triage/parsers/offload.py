@@ -12,12 +12,12 @@ bundles, so a target present in fewer bundles than that is missing from some of 
 
 from __future__ import annotations
 
-import regex
+import re
 
 from triage.model import Artifact, Case, OffloadTargets, Where
 
-_COUNT = regex.compile(r"^\s*(?P<n>\d+)\s+(?:hip[a-z0-9]*|openmp)-amdgcn-amd-amdhsa-+(?P<t>gfx\w+(?::[\w+-]+)*)(?=\s|$)")
-_MARKERS = regex.compile(r"\b(?P<n>\d+)\s+(?:x\s+)?`?__CLANG_OFFLOAD_BUNDLE__")
+_COUNT = re.compile(r"^\s*(?P<n>\d+)\s+(?:hip[a-z0-9]*|openmp)-amdgcn-amd-amdhsa-+(?P<t>gfx\w+(?::[\w+-]+)*)(?=\s|$)")
+_MARKERS = re.compile(r"\b(?P<n>\d+)\s+(?:x\s+)?`?__CLANG_OFFLOAD_BUNDLE__")
 _NEAR = 20
 
 

@@ -8,11 +8,11 @@ Example::
 
 from __future__ import annotations
 
-import regex
+import re
 
 from triage.model import Artifact, Case, Where
 
-_CALL = regex.compile(
+_CALL = re.compile(
     r"^\s*(?:\[pid\s+\d+\]\s*|\d+\s+)?(?P<call>access|faccessat2?|open|openat|stat|lstat|newfstatat|statx|execve|readlink)"
     r"\((?:AT_FDCWD,\s*)?\"(?P<path>[^\"]*)\".*?\)\s*=\s*(?P<ret>-?\d+)(?:\s+(?P<errno>E[A-Z]+))?"
 )

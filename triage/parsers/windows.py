@@ -14,28 +14,28 @@ distance: a name more than 64 KiB away from its export is kept but marked unreli
 
 from __future__ import annotations
 
-import regex
+import re
 
 from triage.model import Artifact, Case, Frame, Stack, Where
 
 PLAUSIBLE_FUNCTION_BYTES = 0x10000
 
-_EXCEPTION = regex.compile(r"(?P<lead>^\W{0,3})?\bException\s*code\s*[:=]\s*(?:0x)?(?P<c>[0-9a-fA-F]{8})\b", regex.I)
-_FRAME = regex.compile(
+_EXCEPTION = re.compile(r"(?P<lead>^\W{0,3})?\bException\s*code\s*[:=]\s*(?:0x)?(?P<c>[0-9a-fA-F]{8})\b", re.I)
+_FRAME = re.compile(
     r"^\s*(?P<a>0x[0-9A-Fa-f]{6,16}),\s*(?P<path>[^,()]+?)\s*"
     r"(?:\((?P<base>0x[0-9A-Fa-f]+)\)\s*\+\s*(?P<off>0x[0-9A-Fa-f]+))?\s*"
     r"(?:,\s*(?P<sym>[^,]+?)(?:\s*\+\s*(?P<soff>0x[0-9A-Fa-f]+))?)?\s*$"
 )
-_WINDBG = regex.compile(
+_WINDBG = re.compile(
     r"^\s*(?P<i>[0-9a-fA-F]{2})\s+[0-9a-fA-F`]{8,17}\s+[0-9a-fA-F`]{8,17}\s+"
     r"(?P<m>[\w.-]+?)(?:!(?P<s>[^+\s]+))?(?:\+(?P<o>0x[0-9a-fA-F]+))?(?:\s|$)"
 )
-_FAULTING_MODULE = regex.compile(r"Faulting module name:\s*(?P<m>[^,\s]+)")
-_FAULT_OFFSET = regex.compile(r"Fault offset:\s*(?P<o>0x[0-9a-fA-F]+)")
+_FAULTING_MODULE = re.compile(r"Faulting module name:\s*(?P<m>[^,\s]+)")
+_FAULT_OFFSET = re.compile(r"Fault offset:\s*(?P<o>0x[0-9a-fA-F]+)")
 
 
 def _module_name(path: str) -> str:
-    return regex.split(r"[\\/]", path.strip())[-1]
+    return re.split(r"[\\/]", path.strip())[-1]
 
 
 def _frame(where: Where, text: str) -> Frame | None:

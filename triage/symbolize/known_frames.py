@@ -17,10 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import regex
+import re
 import yaml
 
-_SONAME = regex.compile(r"^(?P<base>.+?\.so)(?:\.(?P<ver>\d+(?:\.\d+)*))?$")
+from triage.resources import load_yaml
+
+_SONAME = re.compile(r"^(?P<base>.+?\.so)(?:\.(?P<ver>\d+(?:\.\d+)*))?$")
 
 
 @dataclass
@@ -49,7 +51,7 @@ def load(folder: Path) -> tuple[list[Build], list[str]]:
     problems: list[str] = []
     for path in sorted(folder.glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = load_yaml(path)
             delta = data.get("file_offset_delta")
             builds.append(Build(
                 library=str(data["library"]),
