@@ -229,6 +229,7 @@ class Diagnosis:
     fix: str = ""
     evidence: list[Evidence] = field(default_factory=list)
     matched: list[str] = field(default_factory=list)
+    against: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     ask_for: list[str] = field(default_factory=list)
     references: list[str] = field(default_factory=list)

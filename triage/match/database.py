@@ -36,6 +36,7 @@ class Condition:
     strength: float
     description: str
     input: str
+    against: bool = False
     patterns: dict[str, regex.Pattern] = field(default_factory=dict)
 
 
@@ -88,6 +89,7 @@ def _condition(raw: dict, sig_id: str) -> Condition:
         strength=float(raw.get("strength", 0.5)),
         description=str(raw.get("description", "")),
         input=str(raw.get("input") or CONDITION_INPUT[kind]),
+        against=bool(raw.get("against", False)),
     )
     if not 0 < cond.strength < 1:
         raise SignatureError(f"{sig_id}: condition {cond.id}: strength must be between 0 and 1")

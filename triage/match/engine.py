@@ -4,7 +4,8 @@ Confidence of a signature is ``1 - prod(1 - strength_i * weight_i)`` over its co
 that held: each condition's ``strength`` is how sure that piece of evidence alone makes us,
 and ``weight_i`` is 1 for machine output and 0.5 for a line a person wrote in prose.
 Independent pieces of evidence add up towards 1; a signature that matched nothing is not a
-candidate. Below the database threshold the answer is ``unknown`` with what to send next.
+candidate. A condition marked ``against`` is counter-evidence (a known false positive): when
+it holds, the confidence is multiplied by ``1 - strength``. Below the database threshold the answer is ``unknown`` with what to send next.
 """
 
 from __future__ import annotations
@@ -53,18 +54,20 @@ def _ask(entries: list, case: Case, db: Database, context: dict) -> list[str]:
 
 
 def _diagnose(sig: Signature, hits: dict[str, Hit], case: Case, db: Database, base: dict) -> Diagnosis:
-    remaining = 1.0
+    remaining = kept = 1.0
     evidence: list[Evidence] = []
     captures: dict[str, str] = {}
     for cond in sig.conditions:
         hit = hits.get(cond.id)
-        if hit:
+        if hit and cond.against:
+            kept *= 1 - cond.strength * hit.factor
+        elif hit:
             remaining *= 1 - cond.strength * hit.factor
             evidence.extend(hit.evidence)
             captures.update(hit.captures)
     context = {**base, **captures}
     missing = [f"{c.description or c.id}" + ("" if c.input in case.inputs or c.input == "text" else f" (no {c.input} input)")
-               for c in sig.conditions if c.id not in hits]
+               for c in sig.conditions if c.id not in hits and not c.against]
     workarounds = [
         Workaround(
             title=render(str(w.get("title", "")), context),
@@ -79,12 +82,13 @@ def _diagnose(sig: Signature, hits: dict[str, Hit], case: Case, db: Database, ba
         id=sig.id,
         klass=sig.klass,
         title=render(sig.title, context),
-        confidence=round(1 - remaining, 2),
+        confidence=round((1 - remaining) * kept, 2),
         root_cause=render(sig.root_cause, context),
         workarounds=workarounds,
         fix=render(sig.fix, context),
         evidence=_dedupe(evidence),
-        matched=[c.description or c.id for c in sig.conditions if c.id in hits],
+        matched=[c.description or c.id for c in sig.conditions if c.id in hits and not c.against],
+        against=[c.description or c.id for c in sig.conditions if c.id in hits and c.against],
         missing=missing,
         ask_for=_ask(sig.ask_for, case, db, context),
         references=sig.references,
@@ -132,7 +136,7 @@ def match(case: Case, db: Database) -> list[Diagnosis]:
                 continue
             if hit:
                 hits[cond.id] = hit
-        if hits:
+        if any(not c.against for c in sig.conditions if c.id in hits):
             ranked.append((_diagnose(sig, hits, case, db, base), sig.priority))
     ranked.sort(key=lambda d: (-d[0].confidence, -d[1], d[0].id))
     diagnoses = [d for d, _ in ranked]
