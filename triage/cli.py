@@ -151,5 +151,52 @@ def signatures_test(
     raise typer.Exit(1 if failed or db.problems else 0)
 
 
+@signatures_app.command("lint")
+def signatures_lint(
+    signatures: Optional[Path] = typer.Option(None, "--signatures", help="Signature folder (default: the shipped one)."),
+) -> None:
+    """Check schema, ids, regexes (compile, catastrophic backtracking) and ties between signatures."""
+    from triage.match import load
+    from triage.match.lint import lint
+    from triage.resources import data_dir
+
+    folder = signatures or data_dir("signatures")
+    problems = lint(load(folder), folder)
+    for problem in problems:
+        typer.echo(problem)
+    typer.echo(f"{len(problems)} problem{'s' * (len(problems) != 1)}")
+    raise typer.Exit(1 if problems else 0)
+
+
+@signatures_app.command("show")
+def signatures_show(
+    signature_id: str = typer.Argument(..., help="A signature id (see `triage signatures list`)."),
+    signatures: Optional[Path] = typer.Option(None, "--signatures", help="Signature folder (default: the shipped one)."),
+) -> None:
+    """Print one signature's story for support staff: meaning, evidence, workarounds, references."""
+    from triage.match import load
+    from triage.report import render_catalogue
+    from triage.resources import data_dir
+
+    db = load(signatures or data_dir("signatures"))
+    chosen = [s for s in db.signatures if s.id == signature_id]
+    if not chosen:
+        raise _fail(f"no signature {signature_id!r}; `triage signatures list` shows the ids")
+    typer.echo(render_catalogue(db, chosen, "signature.txt.j2"))
+
+
+@signatures_app.command("catalogue")
+def signatures_catalogue(
+    signatures: Optional[Path] = typer.Option(None, "--signatures", help="Signature folder (default: the shipped one)."),
+) -> None:
+    """Print the catalogue of every signature as Markdown (docs/signatures.md is this output)."""
+    from triage.match import load
+    from triage.report import render_catalogue
+    from triage.resources import data_dir
+
+    db = load(signatures or data_dir("signatures"))
+    typer.echo(render_catalogue(db, db.signatures, "catalogue.md.j2"), nl=False)
+
+
 def main() -> None:
     app()

@@ -1,8 +1,9 @@
 """Run the examples each signature carries (``tests: match / no_match``), like Semgrep's rule tests.
 
-A must-match example passes when its signature is a candidate at or above the database
-threshold and every expected capture has the expected value; a must-not-match example
-passes when its signature stays below the threshold.
+A must-match example passes when its signature is the top diagnosis (the whole database
+runs, so a signature that steals another's case fails), at or above the database threshold,
+with every expected capture; a must-not-match example passes when its signature stays below
+the threshold.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ class Outcome:
     reason: str = ""
 
 
-def _example_text(example: dict, sig_path: Path) -> str:
+def example_text(example: dict, sig_path: Path) -> str:
     if "file" in example:
         return (sig_path.parent / str(example["file"])).read_text(encoding="utf-8")
     return str(example.get("input", ""))
@@ -36,12 +37,16 @@ def run_examples(db: Database, folder: Path) -> list[Outcome]:
         for kind in ("match", "no_match"):
             for number, example in enumerate(sig.tests.get(kind) or [], 1):
                 name = str(example.get("name", f"example {number}"))
-                text = _example_text(example, sig.path)
+                text = example_text(example, sig.path)
                 result = analyze([Artifact(name=f"{sig.id}#{kind}{number}", text=text, size=len(text))], db, folder)
                 mine = next((d for d in result.diagnoses if d.id == sig.id), None)
                 confidence = mine.confidence if mine else 0.0
                 if kind == "match":
-                    reason = "" if confidence >= db.threshold else f"confidence {confidence} below {db.threshold}"
+                    top = result.top
+                    if top.id != sig.id:
+                        reason = f"the top diagnosis is {top.id} ({top.confidence}), not this signature ({confidence})"
+                    else:
+                        reason = "" if confidence >= db.threshold else f"confidence {confidence} below {db.threshold}"
                     for key, want in (example.get("captures") or {}).items():
                         got = (mine.captures.get(key) if mine else None) or result.case.value(key)
                         if str(got) != str(want) and not reason:

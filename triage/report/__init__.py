@@ -11,6 +11,8 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from triage.match.database import Database, Signature
+from triage.match.engine import render as fill
 from triage.model import Frame, to_plain
 from triage.pipeline import Result
 from triage.resources import data_dir
@@ -90,6 +92,17 @@ def render(result: Result, fmt: str, templates: Path | None = None) -> str:
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     template = _environment(templates).get_template(FORMATS[fmt])
     return template.render(report=report, case_lines=_quoted_lines(result))
+
+
+def render_catalogue(db: Database, signatures: list[Signature], template: str, templates: Path | None = None) -> str:
+    """Describe signatures in general terms (no case to fill them from): the catalogue page or one story.
+
+    Signature texts render with no facts, so their defaults and ``<fact>`` placeholders show.
+    """
+    env = _environment(templates)
+    env.filters["story"] = lambda text: fill(text, {})
+    env.filters["commands"] = lambda text: fill(text, {}, prose=False)
+    return env.get_template(template).render(db=db, signatures=signatures)
 
 
 def _quoted_lines(result: Result) -> dict[str, list[tuple[int, str]]]:

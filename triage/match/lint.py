@@ -1,0 +1,117 @@
+"""Check the signature database before it ships: schema, ids, regexes, backtracking, ties.
+
+Each check returns human-readable problems; an empty list means the database is fit to use.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import regex
+import yaml
+
+from triage.match.database import Database
+from triage.match.examples import example_text
+from triage.model import Artifact
+from triage.pipeline import analyze
+from triage.resources import load_yaml
+
+# Inputs that make a regex with nested or overlapping unbounded repeats run for ever.
+_ADVERSARIAL = ["a" * 20000 + "!", " " * 20000 + "x", "0x" + "0" * 20000 + "g", "/a" * 10000 + "\0",
+                "a " * 10000 + "!", "::" * 10000, "-" * 20000 + "x"]
+_TIMEOUT = 0.5
+_UNBOUNDED = regex.compile(r"(?<!\\)(?:[+*]|\{\d*,\})")
+
+
+def nested_repeat(pattern: str) -> bool:
+    """True when an unboundedly repeated group itself contains an unbounded repeat, like ``(a+)+``."""
+    stack: list[bool] = []
+    escaped = in_class = False
+    inner_unbounded = False
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            stack.append(False)
+        elif ch == ")" and stack:
+            inner_unbounded = stack.pop()
+            after = pattern[i + 1:i + 8]
+            if inner_unbounded and _UNBOUNDED.match(after):
+                return True
+            if stack:
+                stack[-1] = stack[-1] or inner_unbounded
+        elif ch in "+*" or (ch == "{" and regex.match(r"\{\d*,\}", pattern[i:])):
+            if stack:
+                stack[-1] = True
+        i += 1
+    return False
+
+
+def _patterns(db: Database) -> list[tuple[str, str, regex.Pattern]]:
+    return [(sig.id, cond.id, pattern) for sig in db.signatures for cond in sig.conditions
+            for pattern in cond.patterns.values()]
+
+
+def check_schema(folder: Path) -> list[str]:
+    import jsonschema  # only for lint: it costs start-up time
+
+    schema = json.loads((folder / "schema.json").read_text(encoding="utf-8"))
+    problems = []
+    for path in sorted(folder.glob("*.yaml")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            data = load_yaml(path)
+        except (OSError, yaml.YAMLError) as err:
+            problems.append(f"{path.name}: cannot be read: {err}")
+            continue
+        for error in jsonschema.Draft202012Validator(schema).iter_errors(data):
+            where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+            problems.append(f"{path.name}: {where}: {error.message}")
+        if isinstance(data, dict) and data.get("id") != path.stem:
+            problems.append(f"{path.name}: id {data.get('id')!r} differs from the file name")
+    return problems
+
+
+def check_backtracking(db: Database) -> list[str]:
+    problems = []
+    for sig_id, cond_id, pattern in _patterns(db):
+        if nested_repeat(pattern.pattern):
+            problems.append(f"{sig_id}/{cond_id}: nested unbounded repeat in {pattern.pattern!r}")
+            continue
+        for text in _ADVERSARIAL:
+            try:
+                pattern.search(text, timeout=_TIMEOUT)
+            except TimeoutError:
+                problems.append(f"{sig_id}/{cond_id}: over {_TIMEOUT}s on a {len(text)}-character line: {pattern.pattern!r}")
+                break
+    return problems
+
+
+def check_ties(db: Database, folder: Path) -> list[str]:
+    """No must-match example may leave two signatures tied on confidence and priority."""
+    priority = {s.id: s.priority for s in db.signatures}
+    problems = []
+    for sig in db.signatures:
+        for number, example in enumerate(sig.tests.get("match") or [], 1):
+            text = example_text(example, sig.path)
+            result = analyze([Artifact(name="example", text=text, size=len(text))], db, folder)
+            ranked = [d for d in result.diagnoses if d.klass != "unknown"]
+            if len(ranked) >= 2 and ranked[0].confidence == ranked[1].confidence \
+                    and priority[ranked[0].id] == priority[ranked[1].id]:
+                problems.append(f"{sig.id} example {number}: {ranked[0].id} and {ranked[1].id} tie at "
+                                f"{ranked[0].confidence} with the same priority")
+    return problems
+
+
+def lint(db: Database, folder: Path) -> list[str]:
+    return [*db.problems, *check_schema(folder), *check_backtracking(db), *check_ties(db, folder)]
