@@ -24,6 +24,8 @@ class Artifact:
     def __post_init__(self) -> None:
         if not self.lines:
             self.lines = self.text.split("\n")
+            if len(self.lines) > 1 and self.lines[-1] == "":  # the newline that ends the last line
+                self.lines.pop()
 
 
 @dataclass(frozen=True)

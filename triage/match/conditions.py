@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import regex
 
 from triage.match.database import Condition
+from triage.match.scanner import Scanner
 from triage.model import Case, Evidence, Where
 
 PROSE_FACTOR = 0.5
@@ -21,7 +22,10 @@ _STOPWORDS = frozenset(
     "a an and are as at be but by for from has have i in is it its my no not of on or so that the this to "
     "was were which with without we you instead because when then also only still".split()
 )
-_MACHINE_MARK = regex.compile(r"^\s*[\w.\[\]-]+:\s|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}=")
+_MACHINE_MARK = regex.compile(
+    r"^\s*[\w.\[\]-]+:\s|^\W*[\w.]+ (?:error|warning)\s*:|\b(?:hip|hsa|cuda)Error[A-Z]\w*|HSA_STATUS_\w+"
+    r"|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}="
+)
 
 
 def is_prose(text: str) -> bool:
@@ -40,9 +44,12 @@ class Hit:
 
 
 class Lines:
-    """Every input line once, with its weight as evidence; shared by all conditions of a triage."""
+    """Every input line once, with its weight as evidence, and the lines each log pattern may match.
 
-    def __init__(self, case: Case) -> None:
+    One scan of all lines for all patterns (scanner.py) happens here, once per triage.
+    """
+
+    def __init__(self, case: Case, scanner: Scanner) -> None:
         self.entries: list[tuple[Where, str, float]] = []
         self.claimed: set[Where] = set(case.line_kinds)
         self.text: dict[Where, str] = {}
@@ -55,6 +62,7 @@ class Lines:
                 claimed = where in case.line_kinds
                 weight = 1.0 if claimed or not is_prose(line) else PROSE_FACTOR
                 self.entries.append((where, line, weight))
+        self.candidates = scanner.scan([text for _, text, _ in self.entries])
 
     def evidence(self, where: Where, condition: str) -> Evidence:
         return Evidence(where.artifact, where.line, self.text.get(where, "").strip(), condition)
@@ -67,7 +75,8 @@ def evaluate(cond: Condition, case: Case, lines: Lines) -> Hit | None:
 def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     pattern = cond.patterns["log"]
     found: list[tuple[float, Where, regex.Match]] = []
-    for where, text, weight in lines.entries:
+    for index in sorted(lines.candidates[cond.scan_index]):
+        where, text, weight = lines.entries[index]
         if m := pattern.search(text):
             found.append((weight, where, m))
     if not found:

@@ -6,6 +6,7 @@ stops a triage.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import regex
 import yaml
 
+from triage.match.scanner import Scanner
 from triage.resources import load_yaml
 
 CONDITION_KINDS = ("log", "frame", "fault", "fact", "binary", "listing")
@@ -37,6 +39,7 @@ class Condition:
     description: str
     input: str
     against: bool = False
+    scan_index: int = -1
     patterns: dict[str, regex.Pattern] = field(default_factory=dict)
 
 
@@ -67,6 +70,7 @@ class Database:
     signatures: list[Signature]
     problems: list[str]
     unknown: dict
+    scanner: Scanner
 
 
 def _compile(pattern: str, where: str) -> regex.Pattern:
@@ -156,7 +160,11 @@ def load(folder: Path) -> Database:
             continue
         seen.add(sig.id)
         signatures.append(sig)
+    log_conditions = [c for sig in signatures for c in sig.conditions if c.kind == "log"]
+    for index, cond in enumerate(log_conditions):
+        cond.scan_index = index
     return Database(
+        scanner=Scanner([c.patterns["log"].pattern for c in log_conditions], os.environ.get("TRIAGE_SCANNER")),
         version=str(settings.get("version", "0")),
         threshold=float(settings.get("threshold", 0.45)),
         ask_for={str(k): str(v).strip() for k, v in (settings.get("ask_for") or {}).items()},

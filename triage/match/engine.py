@@ -123,7 +123,7 @@ def _context(case: Case) -> dict:
 
 def match(case: Case, db: Database) -> list[Diagnosis]:
     """All candidate diagnoses, best first; ``unknown`` first when none is confident enough."""
-    lines = Lines(case)
+    lines = Lines(case, db.scanner)
     base = _context(case)
     ranked: list[tuple[Diagnosis, int]] = []
     for sig in db.signatures:

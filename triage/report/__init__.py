@@ -73,6 +73,12 @@ def build(result: Result) -> dict:
     }
 
 
+def percent(confidence: float) -> str:
+    """0.98 -> "98%"; never shows 100% for what is short of certain."""
+    value = round(float(confidence) * 100)
+    return f"{min(value, 99) if confidence < 1 else 100}%"
+
+
 def _environment(templates: Path | None) -> Environment:
     folder = templates or data_dir("reports")
     env = Environment(
@@ -81,7 +87,7 @@ def _environment(templates: Path | None) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["pct"] = lambda x: f"{round(float(x) * 100)}%"
+    env.filters["pct"] = percent
     return env
 
 
