@@ -80,3 +80,11 @@ access("lib/clang/22/lib/amdgcn/bitcode", F_OK) = -1 ENOENT (No such file or dir
     assert [p for _, p in case.missing_files] == ["lib/clang/22/lib/amdgcn/bitcode"]
     assert case.offload[0].targets == {"gfx1151": 133, "gfx906": 1, "gfx90a:xnack-": 133}
     assert case.offload[0].bundles == 134
+
+
+def test_environment_in_go_map_form() -> None:
+    """ollama logs its settings as a Go map: KEY:value."""
+    line = 'time=2025-01-01T10:00:00Z level=INFO msg="server config" env="map[HIP_VISIBLE_DEVICES:0 HSA_OVERRIDE_GFX_VERSION:11.0.0 OLLAMA_HOST:x]"\n'
+    facts = parse([artifact(line)]).flat_facts()
+    assert facts["env_HSA_OVERRIDE_GFX_VERSION"] == "11.0.0"
+    assert facts["env_HIP_VISIBLE_DEVICES"] == "0"

@@ -34,7 +34,7 @@ _SYSTEM = re.compile(r"/opt/rocm|/usr/lib|\bsystem\b|System32", re.I)
 _HIP_RUNTIME_PATH = re.compile(r"(?P<p>(?:[A-Za-z]:\\|/|\./)[^\s\"'`]*?(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*))")
 _ENV_ASSIGN = re.compile(
     r"\b(?P<k>LD_LIBRARY_PATH|LD_PRELOAD|HSA_OVERRIDE_GFX_VERSION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
-    r"|CUDA_VISIBLE_DEVICES|HIP_DEVICE_LIB_PATH|ROCM_PATH|HIP_PATH)=(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`]*)"
+    r"|CUDA_VISIBLE_DEVICES|HIP_DEVICE_LIB_PATH|ROCM_PATH|HIP_PATH)(?:=|:[ \t]?)(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`]*)"
 )
 _LINUX_HINT = re.compile(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|Ubuntu|Debian|Fedora|Arch|NixOS", re.I)
 _WINDOWS_HINT = re.compile(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b|\bWSL\b", re.I)
