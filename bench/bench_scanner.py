@@ -102,7 +102,7 @@ def main() -> None:
     lines = build_log(args.mb)
     megabytes = sum(len(line) + 1 for line in lines) / (1 << 20)
     db = load(ROOT / "signatures")
-    real = [c.patterns["log"].pattern for s in db.signatures for c in s.conditions if c.kind == "log"]
+    real = [c.sources["log"] for s in db.signatures for c in s.conditions if c.kind == "log"]
     sample = lines[: max(1, len(lines) // 50)]
     sample_mb = sum(len(line) + 1 for line in sample) / (1 << 20)
     with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:

@@ -29,7 +29,7 @@ def test_required_literals(pattern: str, literals: set | None) -> None:
 
 def _patterns() -> list[str]:
     db = load(ROOT / "signatures")
-    return [c.patterns["log"].pattern for s in db.signatures for c in s.conditions if c.kind == "log"]
+    return [c.sources["log"] for s in db.signatures for c in s.conditions if c.kind == "log"]
 
 
 def test_prefilter_never_hides_a_match() -> None:

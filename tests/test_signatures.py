@@ -8,9 +8,11 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.conftest import ROOT, shared
+from tests.conftest import ROOT, artifact, shared
 from triage.match import load
 from triage.match.examples import run_examples
+from triage.match.lint import check_backtracking
+from triage.pipeline import analyze
 
 FOLDER = ROOT / "signatures"
 FILES = sorted(p for p in FOLDER.glob("*.yaml") if not p.name.startswith("_"))
@@ -52,5 +54,20 @@ def test_a_broken_signature_is_reported_not_fatal(tmp_path) -> None:
         (tmp_path / path.name).write_text(path.read_text())
     (tmp_path / "broken.yaml").write_text("id: broken\ntitle: x\nclass: runtime-crash\nconditions:\n  - id: a\n    log: '(unclosed'\n    strength: 0.5\nroot_cause: x\n")
     db = load(tmp_path)
-    assert [s.id for s in db.signatures] == [FILES[0].stem]
-    assert len(db.problems) == 1 and "bad regex" in db.problems[0]
+    assert sorted(s.id for s in db.signatures) == sorted(["broken", FILES[0].stem])
+    problems = check_backtracking(db)
+    assert len(problems) == 1 and "broken" in problems[0] and "bad regex" in problems[0]
+    result = analyze([artifact("anything at all\n")], db, tmp_path)
+    assert any("broken" in w and "bad regex" in w for w in result.case.warnings)
+
+
+def test_applies_to_skips_a_signature_for_another_os() -> None:
+    ring = next(s for s in DB.signatures if s.id == "amdgpu-ring-timeout")
+    assert ring.applies("linux", {"text"}) and ring.applies(None, {"text"})
+    assert not ring.applies("windows", {"text"})
+    line = "[ 1234.567890] amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=1, emitted seq=3\n"
+    on_linux = analyze([artifact(line)], DB, FOLDER).top
+    on_windows = analyze([artifact(line + "C:\\Windows\\System32\\amdhip64_6.dll loaded\n" * 3)], DB, FOLDER)
+    assert on_linux.id == "amdgpu-ring-timeout"
+    assert on_windows.case.value("os") == "windows"
+    assert "amdgpu-ring-timeout" not in [d.id for d in on_windows.diagnoses]

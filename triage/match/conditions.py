@@ -73,9 +73,12 @@ def evaluate(cond: Condition, case: Case, lines: Lines) -> Hit | None:
 
 
 def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
-    pattern = cond.patterns["log"]
+    candidates = lines.candidates[cond.scan_index]
+    if not candidates:
+        return None
+    pattern = cond.pattern("log")
     found: list[tuple[float, Where, regex.Match]] = []
-    for index in sorted(lines.candidates[cond.scan_index]):
+    for index in sorted(candidates):
         where, text, weight = lines.entries[index]
         if m := pattern.search(text):
             found.append((weight, where, m))
@@ -91,7 +94,7 @@ def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
 def _frame(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     spec = cond.spec
     within = int(spec.get("within", 10))
-    symbol, module = cond.patterns.get("symbol"), cond.patterns.get("module")
+    symbol, module = cond.pattern("symbol"), cond.pattern("module")
     for stack in case.stacks:
         for position, frame in enumerate(stack.frames[:within]):
             if symbol and (not frame.symbol or (frame.symbol_note or "").startswith("unreliable")
@@ -116,11 +119,11 @@ def _fault(cond: Condition, case: Case, lines: Lines) -> Hit | None:
         return None
     if "code" in spec and (fault.code or "").upper() not in [str(c).upper() for c in _as_list(spec["code"])]:
         return None
-    if "module" in cond.patterns and not (fault.module and cond.patterns["module"].search(fault.module)):
+    if "module" in cond.sources and not (fault.module and cond.pattern("module").search(fault.module)):
         return None
     if "address_below" in spec and (fault.address is None or fault.address >= int(spec["address_below"])):
         return None
-    if "instruction" in cond.patterns and not (fault.instruction and cond.patterns["instruction"].search(fault.instruction)):
+    if "instruction" in cond.sources and not (fault.instruction and cond.pattern("instruction").search(fault.instruction)):
         return None
     evidence = [lines.evidence(w, cond.id) for w in dict.fromkeys(fault.evidence)]
     return Hit(1.0, evidence[:MAX_EVIDENCE + 1])
@@ -132,7 +135,7 @@ def _fact(cond: Condition, case: Case, lines: Lines) -> Hit | None:
         return None
     if "equals" in cond.spec and fact.value != str(cond.spec["equals"]):
         return None
-    if "matches" in cond.patterns and not cond.patterns["matches"].search(fact.value):
+    if "matches" in cond.sources and not cond.pattern("matches").search(fact.value):
         return None
     return Hit(1.0, [lines.evidence(fact.where, cond.id)], {cond.spec["name"]: fact.value})
 
@@ -162,7 +165,7 @@ def _binary(cond: Condition, case: Case, lines: Lines) -> Hit | None:
 
 
 def _listing(cond: Condition, case: Case, lines: Lines) -> Hit | None:
-    has, lacks = cond.patterns.get("has"), cond.patterns.get("lacks")
+    has, lacks = cond.pattern("has"), cond.pattern("lacks")
     by_artifact: dict[str, list[tuple[Where, str]]] = {}
     for where, name in case.files_listed:
         by_artifact.setdefault(where.artifact, []).append((where, name))

@@ -1,6 +1,6 @@
 """Load the signature database: one YAML file per known failure, plus ``_database.yaml`` settings.
 
-Regexes are compiled once here. A broken signature file is reported and skipped; it never
+Each regex is compiled once, when first used (``triage signatures lint`` compiles them all). A broken signature file is reported and skipped; it never
 stops a triage.
 """
 
@@ -40,7 +40,16 @@ class Condition:
     input: str
     against: bool = False
     scan_index: int = -1
-    patterns: dict[str, regex.Pattern] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    _compiled: dict[str, regex.Pattern] = field(default_factory=dict, repr=False)
+
+    def pattern(self, key: str) -> regex.Pattern | None:
+        """The compiled regex for ``key`` (compiled on first use: most never run on a given case)."""
+        if key not in self.sources:
+            return None
+        if key not in self._compiled:
+            self._compiled[key] = _compile(self.sources[key], self.id)
+        return self._compiled[key]
 
 
 @dataclass
@@ -60,6 +69,15 @@ class Signature:
     falsepositives: list[str]
     tests: dict
     path: Path
+    applies_to: dict[str, list[str]] = field(default_factory=dict)
+
+    def applies(self, os_name: str | None, inputs: set[str]) -> bool:
+        """The ``applies_to`` prefilter: skip a signature whose OS or inputs the case cannot have."""
+        oses = self.applies_to.get("os")
+        if oses and os_name and os_name not in oses:
+            return False
+        kinds = self.applies_to.get("inputs")
+        return not kinds or any(k in inputs for k in kinds)
 
 
 @dataclass
@@ -77,7 +95,7 @@ def _compile(pattern: str, where: str) -> regex.Pattern:
     try:
         return regex.compile(pattern, _FLAGS)
     except regex.error as err:
-        raise SignatureError(f"{where}: bad regex {pattern!r}: {err}") from err
+        raise SignatureError(f"condition {where}: bad regex {pattern!r}: {err}") from err
 
 
 def _condition(raw: dict, sig_id: str) -> Condition:
@@ -97,13 +115,12 @@ def _condition(raw: dict, sig_id: str) -> Condition:
     )
     if not 0 < cond.strength < 1:
         raise SignatureError(f"{sig_id}: condition {cond.id}: strength must be between 0 and 1")
-    where = f"{sig_id}: condition {cond.id}"
     if kind == "log":
-        cond.patterns["log"] = _compile(str(spec), where)
+        cond.sources["log"] = str(spec)
     elif isinstance(spec, dict):
         for key in _REGEX_FIELDS.get(kind) or ():
             if key in spec:
-                cond.patterns[key] = _compile(str(spec[key]), where)
+                cond.sources[key] = str(spec[key])
     return cond
 
 
@@ -134,6 +151,7 @@ def load_signature(path: Path) -> Signature:
         falsepositives=[str(r) for r in data.get("falsepositives") or []],
         tests=dict(data.get("tests") or {}),
         path=path,
+        applies_to={str(k): [str(v) for v in vs] for k, vs in (data.get("applies_to") or {}).items()},
     )
 
 
@@ -164,7 +182,7 @@ def load(folder: Path) -> Database:
     for index, cond in enumerate(log_conditions):
         cond.scan_index = index
     return Database(
-        scanner=Scanner([c.patterns["log"].pattern for c in log_conditions], os.environ.get("TRIAGE_SCANNER")),
+        scanner=Scanner([c.sources["log"] for c in log_conditions], os.environ.get("TRIAGE_SCANNER")),
         version=str(settings.get("version", "0")),
         threshold=float(settings.get("threshold", 0.45)),
         ask_for={str(k): str(v).strip() for k, v in (settings.get("ask_for") or {}).items()},

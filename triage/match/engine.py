@@ -126,7 +126,10 @@ def match(case: Case, db: Database) -> list[Diagnosis]:
     lines = Lines(case, db.scanner)
     base = _context(case)
     ranked: list[tuple[Diagnosis, int]] = []
+    os_name = case.value("os")
     for sig in db.signatures:
+        if not sig.applies(os_name, case.inputs):
+            continue
         hits = {}
         for cond in sig.conditions:
             try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import regex
 import yaml
 
-from triage.match.database import Database
+from triage.match.database import Database, SignatureError
 from triage.match.examples import example_text
 from triage.model import Artifact
 from triage.pipeline import analyze
@@ -56,9 +56,17 @@ def nested_repeat(pattern: str) -> bool:
     return False
 
 
-def _patterns(db: Database) -> list[tuple[str, str, regex.Pattern]]:
-    return [(sig.id, cond.id, pattern) for sig in db.signatures for cond in sig.conditions
-            for pattern in cond.patterns.values()]
+def check_regexes(db: Database) -> tuple[list[tuple[str, str, regex.Pattern]], list[str]]:
+    """Compile every regex of the database: the compiled ones, and the problems."""
+    compiled, problems = [], []
+    for sig in db.signatures:
+        for cond in sig.conditions:
+            for key in cond.sources:
+                try:
+                    compiled.append((sig.id, cond.id, cond.pattern(key)))
+                except SignatureError as err:
+                    problems.append(f"{sig.id}: {err}")
+    return compiled, problems
 
 
 def check_schema(folder: Path) -> list[str]:
@@ -83,8 +91,8 @@ def check_schema(folder: Path) -> list[str]:
 
 
 def check_backtracking(db: Database) -> list[str]:
-    problems = []
-    for sig_id, cond_id, pattern in _patterns(db):
+    patterns, problems = check_regexes(db)
+    for sig_id, cond_id, pattern in patterns:
         if nested_repeat(pattern.pattern):
             problems.append(f"{sig_id}/{cond_id}: nested unbounded repeat in {pattern.pattern!r}")
             continue

@@ -59,7 +59,8 @@ class Scanner:
         self.owners = [owners[w] for w in self.literals]
         self.engine = engine or ("hyperscan" if hyperscan is not None else "python")
         self._trie = re.compile("(?=(" + _trie_regex(self.literals) + "))") if self.literals else None
-        self._prefixes = {w: [i for i, other in enumerate(self.literals) if w.startswith(other)] for w in self.literals}
+        index = {w: i for i, w in enumerate(self.literals)}
+        self._prefixes = {w: [index[w[:k]] for k in range(1, len(w) + 1) if w[:k] in index] for w in self.literals}
         self._hs = None
         if self.engine == "hyperscan" and self.literals:
             self._hs = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
