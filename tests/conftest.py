@@ -25,3 +25,9 @@ def shared(*parts: str) -> Path:
 
 def artifact(text: str, name: str = "paste.txt") -> Artifact:
     return Artifact(name=name, text=text, size=len(text))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests (and the commands they start) cache into a temporary folder, not the user's."""
+    os.environ["TRIAGE_CACHE"] = str(tmp_path_factory.mktemp("cache"))

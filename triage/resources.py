@@ -6,6 +6,7 @@ finds them at the top of the tree.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -31,3 +32,20 @@ def data_dir(name: str) -> Path:
 def load_yaml(path: Path) -> Any:
     """Parse a YAML file safely (raises OSError or yaml.YAMLError)."""
     return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+
+
+def cache_dir(name: str) -> Path | None:
+    """A per-user cache folder (``$XDG_CACHE_HOME/hip-triage/NAME``), or None when caching is off or impossible.
+
+    ``TRIAGE_CACHE=0`` turns caching off; ``TRIAGE_CACHE=DIR`` puts the cache in DIR.
+    """
+    setting = os.environ.get("TRIAGE_CACHE", "")
+    if setting == "0":
+        return None
+    base = Path(setting) if setting else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hip-triage"
+    folder = base / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder

@@ -6,7 +6,10 @@ stops a triage.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,8 +17,9 @@ from typing import Any
 import regex
 import yaml
 
+from triage import __version__
 from triage.match.scanner import Scanner
-from triage.resources import load_yaml
+from triage.resources import cache_dir, load_yaml
 
 CONDITION_KINDS = ("log", "frame", "fault", "fact", "binary", "listing")
 # The input a condition reads; when that input is absent the report asks for it.
@@ -42,6 +46,12 @@ class Condition:
     scan_index: int = -1
     sources: dict[str, str] = field(default_factory=dict)
     _compiled: dict[str, regex.Pattern] = field(default_factory=dict, repr=False)
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_compiled"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _compiled={})
 
     def pattern(self, key: str) -> regex.Pattern | None:
         """The compiled regex for ``key`` (compiled on first use: most never run on a given case)."""
@@ -156,6 +166,29 @@ def load_signature(path: Path) -> Signature:
 
 
 def load(folder: Path) -> Database:
+    """Load the database in ``folder``, from the per-user cache when no file there has changed."""
+    files = sorted(folder.glob("*.yaml"))
+    stamp = hashlib.sha256(repr([(__version__, os.environ.get("TRIAGE_SCANNER"))] + [
+        (f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files]).encode()).hexdigest()[:24]
+    cache = cache_dir("signatures")
+    cached = cache / f"{stamp}.pickle" if cache else None
+    if cached and cached.is_file():
+        try:
+            return pickle.loads(cached.read_bytes())
+        except Exception:  # a stale or broken cache entry is rebuilt
+            pass
+    db = _load(folder)
+    if cached:
+        try:
+            with tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp:
+                tmp.write(pickle.dumps(db, protocol=pickle.HIGHEST_PROTOCOL))
+            os.replace(tmp.name, cached)
+        except OSError:
+            pass
+    return db
+
+
+def _load(folder: Path) -> Database:
     """Load every ``*.yaml`` signature in the folder; files starting with ``_`` are settings."""
     settings_path = folder / "_database.yaml"
     try:

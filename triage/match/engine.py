@@ -10,13 +10,16 @@ it holds, the confidence is multiplied by ``1 - strength``. Below the database t
 
 from __future__ import annotations
 
+import hashlib
+
 import regex
-from jinja2 import Undefined
+from jinja2 import FileSystemBytecodeCache, FunctionLoader, Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from triage.match.conditions import Hit, Lines, evaluate
 from triage.match.database import Database, Signature
 from triage.model import Case, Diagnosis, Evidence, Workaround
+from triage.resources import cache_dir
 
 
 class _Placeholder(Undefined):
@@ -26,17 +29,29 @@ class _Placeholder(Undefined):
         return f"<{self._undefined_name}>"
 
 
-_ENV = SandboxedEnvironment(undefined=_Placeholder, keep_trailing_newline=False, autoescape=False)
-_TEMPLATES: dict[str, object] = {}
+_SOURCES: dict[str, str] = {}
+
+
+def _environment() -> SandboxedEnvironment:
+    """Signature texts are templates named by their hash, so compiled ones are cached on disk across runs."""
+    folder = cache_dir("templates")
+    return SandboxedEnvironment(
+        undefined=_Placeholder,
+        autoescape=False,
+        loader=FunctionLoader(lambda name: (_SOURCES[name], None, lambda: True)),
+        bytecode_cache=FileSystemBytecodeCache(str(folder)) if folder else None,
+    )
+
+
+_ENV = _environment()
 
 
 def render(text: str, context: dict, prose: bool = True) -> str:
     """Fill a signature text with the case's facts; prose is re-flowed into paragraphs, commands are not."""
     if "{" in text:
-        template = _TEMPLATES.get(text)
-        if template is None:
-            template = _TEMPLATES[text] = _ENV.from_string(text)
-        text = template.render(context)
+        name = hashlib.sha1(text.encode()).hexdigest()
+        _SOURCES[name] = text
+        text = _ENV.get_template(name).render(context)
     if prose:
         paragraphs = regex.split(r"\n\s*\n", text.strip())
         text = "\n\n".join(" ".join(p.split()) for p in paragraphs)

@@ -58,10 +58,24 @@ class Scanner:
         self.literals = sorted(owners)
         self.owners = [owners[w] for w in self.literals]
         self.engine = engine or ("hyperscan" if hyperscan is not None else "python")
-        self._trie = re.compile("(?=(" + _trie_regex(self.literals) + "))") if self.literals else None
         index = {w: i for i, w in enumerate(self.literals)}
         self._prefixes = {w: [index[w[:k]] for k in range(1, len(w) + 1) if w[:k] in index] for w in self.literals}
-        self._hs = None
+        self._build()
+
+    def __getstate__(self) -> dict:
+        """The literal tables only; the matchers are rebuilt (Hyperscan databases do not pickle)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_trie", "_hs")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self.engine == "hyperscan" and hyperscan is None:
+            self.engine = "python"
+        self._build()
+
+    def _build(self) -> None:
+        self._trie = self._hs = None
+        if self.engine == "python" and self.literals:
+            self._trie = re.compile("(?=(" + _trie_regex(self.literals) + "))")
         if self.engine == "hyperscan" and self.literals:
             self._hs = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             self._hs.compile(

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 
 from triage.match.database import Database, Signature
 from triage.match.engine import render as fill
 from triage.model import Frame, to_plain
 from triage.pipeline import Result
-from triage.resources import data_dir
+from triage.resources import cache_dir, data_dir
 
 FORMATS = {"html": "report.html.j2", "md": "report.md.j2", "markdown": "report.md.j2", "text": "summary.txt.j2"}
 
@@ -81,8 +81,10 @@ def percent(confidence: float) -> str:
 
 def _environment(templates: Path | None) -> Environment:
     folder = templates or data_dir("reports")
+    compiled = cache_dir("templates")
     env = Environment(
         loader=FileSystemLoader(str(folder)),
+        bytecode_cache=FileSystemBytecodeCache(str(compiled)) if compiled else None,
         autoescape=select_autoescape(enabled_extensions=("html.j2",), default_for_string=False),
         trim_blocks=True,
         lstrip_blocks=True,
