@@ -20,9 +20,10 @@ class Artifact:
     text: str
     size: int
     lines: list[str] = field(default_factory=list)
+    data: bytes | None = field(default=None, repr=False)  # the raw bytes of a binary file (minidump, core, ELF)
 
     def __post_init__(self) -> None:
-        if not self.lines:
+        if not self.lines and self.text:
             self.lines = self.text.split("\n")
             if len(self.lines) > 1 and self.lines[-1] == "":  # the newline that ends the last line
                 self.lines.pop()

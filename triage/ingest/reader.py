@@ -55,10 +55,7 @@ class _Reader:
             )
             return
         if looks_binary(data):
-            self.warnings.append(
-                f"{name}: binary file ({len(data)} bytes) not read as text; this version reads "
-                "text logs, stacks and listings"
-            )
+            self.artifacts.append(Artifact(name=name, text="", size=len(data), data=data))
             return
         self.artifacts.append(Artifact(name=name, text=decode(data), size=len(data)))
 

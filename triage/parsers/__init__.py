@@ -1,11 +1,13 @@
 """Parse artifacts into one Case: each format's parser finds its own lines anywhere in the input.
 
 A parser that fails on some input becomes a warning in the report; the others still run.
+Binary artifacts (``Artifact.data``) are for the binary parsers; one that no parser claims
+(with ``case.claim(Where(name, 0), kind)``) is reported as unread.
 """
 
 from __future__ import annotations
 
-from triage.model import Artifact, Case
+from triage.model import Artifact, Case, Where
 from triage.parsers import amdlog, backtrace, envfacts, exitstatus, fault, kernel, listing, offload, strace, windows
 
 # envfacts runs last: it reads which lines the other parsers claimed as machine output.
@@ -25,6 +27,12 @@ def parse(artifacts: list[Artifact], warnings: list[str] | None = None) -> Case:
                     f"{artifact.name}: the {name} parser failed ({type(err).__name__}: {err}); "
                     "the rest of the input was still read"
                 )
+    for artifact in artifacts:
+        if artifact.data is not None and Where(artifact.name, 0) not in case.line_kinds:
+            case.warnings.append(
+                f"{artifact.name}: binary file ({artifact.size} bytes) of a kind this version does not read; "
+                "send text logs, stacks and listings, or a minidump or core file"
+            )
     for finish in FINISHERS:
         try:
             finish(case)
