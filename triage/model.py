@@ -93,6 +93,7 @@ class Stack:
     where: Where
     form: str
     thread: str | None = None
+    crashing: bool = False  # set by parsers that know it (minidump exception thread, core's signalled thread)
 
 
 @dataclass

@@ -47,6 +47,9 @@ class _Reader:
         if data[:4] == b"PK\x03\x04" or (data[:4] == b"PK\x05\x06" and len(data) == 22):
             self._zip(name, data, depth)
             return
+        if data[:2] == b"\x1f\x8b":
+            self._gunzip(name, data, depth)
+            return
         self.total += len(data)
         if self.total > self.limits.total_bytes:
             self.warnings.append(
@@ -58,6 +61,28 @@ class _Reader:
             self.artifacts.append(Artifact(name=name, text="", size=len(data), data=data))
             return
         self.artifacts.append(Artifact(name=name, text=decode(data), size=len(data)))
+
+    def _gunzip(self, name: str, data: bytes, depth: int) -> None:
+        """A .gz file is one member: read it through a bounded stream, never whole into memory first."""
+        import gzip
+        import zlib
+
+        if depth >= self.limits.depth:
+            self.warnings.append(f"{name}: compressed data nested deeper than {self.limits.depth} levels, skipped")
+            return
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+                inner = stream.read(self.limits.member_bytes + 1)
+        except (OSError, EOFError, zlib.error) as err:
+            self.warnings.append(f"{name}: not a readable gzip file ({err}); nothing read from it")
+            return
+        if len(inner) > self.limits.member_bytes:
+            self.warnings.append(f"{name}: over {self.limits.member_bytes >> 20} MiB when unpacked; skipped")
+            return
+        if len(data) and len(inner) / len(data) > self.limits.ratio and len(inner) > 1 << 20:
+            self.warnings.append(f"{name}: compression ratio over {self.limits.ratio}:1 (a gzip bomb?), skipped")
+            return
+        self.add_bytes(name.removesuffix(".gz"), inner, depth + 1)
 
     def _zip(self, name: str, data: bytes, depth: int) -> None:
         import zipfile  # only when a zip is given: it costs start-up time

@@ -32,7 +32,11 @@ def operand_address(instruction: str, registers: dict[str, int]) -> int | None:
 
 
 def crash_stack(case: Case, windows: bool) -> Stack | None:
-    """The first stack that starts at frame 0 in the form that matches the fault's platform."""
+    """The stack a parser marked as the crashing thread's, else the first that starts at frame 0
+    in the form that matches the fault's platform."""
+    for stack in case.stacks:
+        if stack.crashing:
+            return stack
     for stack in case.stacks:
         if stack.frames[0].index == 0 and (stack.form == "windows") == windows:
             return stack
@@ -59,6 +63,11 @@ def merge(case: Case) -> None:
         fault.module, fault.offset = top.module, top.offset
         fault.symbol, fault.symbol_source = top.symbol, top.symbol_source
         fault.evidence.append(top.where)
+    if address := case.fact("fault_address"):  # a core's siginfo or a minidump's exception record
+        fault.address = int(address.value, 16)
+        access = case.fact("fault_access")
+        fault.access = access.value if access else None
+        fault.evidence.append(address.where)
     if fault.kind == "signal":
         _kernel(case, fault)
         _instruction(case, fault)
@@ -76,8 +85,9 @@ def _kernel(case: Case, fault: Fault) -> None:
         return
     stem = (fault.module or "").split(".so")[0]
     kf = next((k for k in case.kernel_faults if stem and (k.module or "").startswith(stem)), case.kernel_faults[0])
-    fault.address = kf.address
-    fault.access = access_from_error(kf.error)
+    if fault.address is None:
+        fault.address = kf.address
+        fault.access = access_from_error(kf.error)
     fault.module = fault.module or kf.module
     if kf.where not in fault.evidence:
         fault.evidence.append(kf.where)
