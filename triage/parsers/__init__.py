@@ -8,10 +8,10 @@ Binary artifacts (``Artifact.data``) are for the binary parsers; one that no par
 from __future__ import annotations
 
 from triage.model import Artifact, Case, Where
-from triage.parsers import amdlog, backtrace, envfacts, exitstatus, fault, kernel, listing, offload, strace, windows
+from triage.parsers import amdlog, backtrace, elfcore, envfacts, exitstatus, fault, kernel, listing, minidump, offload, strace, windows
 
 # envfacts runs last: it reads which lines the other parsers claimed as machine output.
-LINE_PARSERS = (amdlog, backtrace, kernel, windows, exitstatus, strace, offload, listing, envfacts)
+LINE_PARSERS = (amdlog, backtrace, kernel, windows, exitstatus, strace, offload, listing, minidump, elfcore, envfacts)
 FINISHERS = (amdlog.finish, envfacts.finish, fault.merge)
 
 
