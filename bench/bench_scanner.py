@@ -1,18 +1,20 @@
 """Matching throughput of the signature database on a large log, as the database grows.
 
-    python bench/bench_scanner.py [--mb 64] [--runs 3]
+    python bench/bench_scanner.py [--mb 32] [--runs 3]
 
-Builds a log of MB megabytes from the corpus and fixture logs mixed with ordinary application
-noise, then times the log conditions of the real database, and of the database padded with
-generated patterns to 10x its size: the one-pass prefilter with Hyperscan (if installed) and
-with the pure-Python trie, a naive loop over every pattern on every line (on a sample), and
-`rg -j1 -i -f PATTERNS` (the patterns its engine accepts) and `rg -j1 -i -P -f PATTERNS`
-(PCRE2, all of them), if ripgrep is installed. Prints medians in MB/s.
+Builds a log of MB megabytes from the corpus logs mixed with ordinary application noise and
+times the match stage (every signature against every line, as `triage` runs it) with the real
+database and with the database padded by generated signatures to 10x its size: with the
+Hyperscan scanner (if installed) and the pure-Python one. For scale, the same log patterns
+through a naive loop over every pattern on every line, and through `rg -j1 -i -f` (the
+patterns its engine accepts) and `rg -j1 -i -P -f` (PCRE2, all), run on a 1/20 sample when
+ripgrep is installed. Prints medians in MB/s.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import shutil
 import statistics
@@ -23,8 +25,10 @@ from pathlib import Path
 
 import regex
 
-from triage.match import load
+from triage.match import load, match
+from triage.match.database import Condition, Database, Signature
 from triage.match.scanner import Scanner, hyperscan
+from triage.model import Artifact, Case
 
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = ("queue device stream kernel buffer module context memory fence signal event copy launch "
@@ -47,22 +51,33 @@ def build_log(megabytes: int, seed: int = 7) -> list[str]:
     return lines
 
 
-def padded(patterns: list[str], factor: int, seed: int = 11) -> list[str]:
+def log_patterns(db: Database) -> list[str]:
+    return [c.sources["log"] for s in db.signatures for c in s.conditions if c.kind == "log"]
+
+
+def padded(db: Database, factor: int, engine: str, seed: int = 11) -> Database:
+    """The database plus generated signatures (one distinct log anchor each) up to factor times its size."""
     rng = random.Random(seed)
+    template = db.signatures[0]
     extra = []
-    while len(patterns) + len(extra) < len(patterns) * factor:
+    while len(db.signatures) + len(extra) < len(db.signatures) * factor:
         a, b = rng.sample(WORDS, 2)
-        extra.append(rf"{a}_{rng.randint(0, 10**6)} (?:failed|error) in {b}: code (?P<code>\d+)")
-    return patterns + extra
+        pattern = rf"{a}_{rng.randint(0, 10**6)} (?:failed|error) in {b}: code (?P<code>\d+)"
+        cond = Condition(id="generated", kind="log", spec=pattern, strength=0.6, description="", input="text",
+                         sources={"log": pattern})
+        extra.append(dataclasses.replace(template, id=f"generated-{len(extra)}", conditions=[cond], tests={}))
+    signatures: list[Signature] = db.signatures + extra
+    conditions = [c for s in signatures for c in s.conditions if c.kind == "log"]
+    for index, cond in enumerate(conditions):
+        cond.scan_index = index
+    return dataclasses.replace(db, signatures=signatures,
+                               scanner=Scanner([c.sources["log"] for c in conditions], engine))
 
 
-def prefilter_seconds(patterns: list[str], lines: list[str], engine: str) -> float:
-    scanner = Scanner(patterns, engine)
-    compiled = [regex.compile(p, regex.IGNORECASE) for p in patterns]
+def match_seconds(db: Database, text: str) -> float:
+    case = Case(artifacts=[Artifact(name="big.log", text=text, size=len(text))])
     start = time.perf_counter()
-    for index, candidates in enumerate(scanner.scan(lines)):
-        for line in candidates:
-            compiled[index].search(lines[line])
+    match(case, db)
     return time.perf_counter() - start
 
 
@@ -76,7 +91,7 @@ def naive_seconds(patterns: list[str], lines: list[str]) -> float:
 
 
 def rg_seconds(patterns: list[str], path: Path, pcre2: bool) -> tuple[float | None, int]:
-    """Seconds for rg over the log, and how many patterns it was given (its default engine rejects lookarounds)."""
+    """Seconds for rg over the file, and how many patterns it was given (its default engine rejects lookarounds)."""
     rg = shutil.which("rg")
     if rg is None:
         return None, 0
@@ -96,33 +111,36 @@ def rg_seconds(patterns: list[str], path: Path, pcre2: bool) -> tuple[float | No
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=int, default=64)
+    parser.add_argument("--mb", type=int, default=32)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     lines = build_log(args.mb)
-    megabytes = sum(len(line) + 1 for line in lines) / (1 << 20)
-    db = load(ROOT / "signatures")
-    real = [c.sources["log"] for s in db.signatures for c in s.conditions if c.kind == "log"]
-    sample = lines[: max(1, len(lines) // 50)]
+    text = "\n".join(lines) + "\n"
+    megabytes = len(text) / (1 << 20)
+    sample = lines[: max(1, len(lines) // 20)]
     sample_mb = sum(len(line) + 1 for line in sample) / (1 << 20)
+    base = load(ROOT / "signatures")
     with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
-        f.write("\n".join(lines) + "\n")
-        log_path = Path(f.name)
-    print(f"log: {megabytes:.0f} MB, {len(lines)} lines; real database: {len(real)} log patterns")
-    print(f"{'method':<34} {'patterns':>8} {'MB/s':>9}")
-    for label, patterns in (("real", real), ("10x", padded(real, 10))):
-        rows = []
-        engines = (["hyperscan"] if hyperscan is not None else []) + ["python"]
+        f.write("\n".join(sample) + "\n")
+        sample_path = Path(f.name)
+    print(f"log: {megabytes:.0f} MB, {len(lines)} lines; real database: {len(base.signatures)} signatures, "
+          f"{len(log_patterns(base))} log patterns", flush=True)
+    print(f"{'method':<40} {'patterns':>8} {'MB/s':>9}", flush=True)
+    engines = (["hyperscan"] if hyperscan is not None else []) + ["python"]
+    for label, factor in (("real", 1), ("10x", 10)):
         for engine in engines:
-            secs = statistics.median(prefilter_seconds(patterns, lines, engine) for _ in range(args.runs))
-            rows.append((f"prefilter ({engine}) {label}", len(patterns), megabytes / secs))
-        rows.append((f"naive regex loop {label} (sample)", len(patterns), sample_mb / naive_seconds(patterns, sample)))
+            db = padded(base, factor, engine)
+            seconds = statistics.median(match_seconds(db, text) for _ in range(args.runs))
+            print(f"{'match, ' + engine + ' scanner, ' + label:<40} {len(log_patterns(db)):>8} {megabytes / seconds:>9.1f}", flush=True)
+        patterns = log_patterns(padded(base, factor, "python"))
+        tiny = sample[: max(1, len(sample) // 25)]
+        tiny_mb = sum(len(line) + 1 for line in tiny) / (1 << 20)
+        print(f"{'naive regex loop, ' + label + ' (1/500)':<40} {len(patterns):>8} {tiny_mb / naive_seconds(patterns, tiny):>9.1f}", flush=True)
         for pcre2 in (False, True):
-            seconds, given = rg_seconds(patterns, log_path, pcre2)
-            rows.append((f"rg -j1 -i {'-P ' if pcre2 else ''}-f {label}", given, megabytes / seconds if seconds else float("nan")))
-        for name, count, rate in rows:
-            print(f"{name:<34} {count:>8} {rate:>9.1f}")
-    log_path.unlink()
+            seconds, given = rg_seconds(patterns, sample_path, pcre2)
+            rate = sample_mb / seconds if seconds else float("nan")
+            print(f"{'rg -j1 -i ' + ('-P ' if pcre2 else '') + '-f, ' + label + ' (1/20)':<40} {given:>8} {rate:>9.1f}", flush=True)
+    sample_path.unlink()
 
 
 if __name__ == "__main__":

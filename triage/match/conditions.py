@@ -6,6 +6,7 @@ like a sentence (a user retelling an error in prose, or saying it is gone) count
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import regex
@@ -17,12 +18,12 @@ from triage.model import Case, Evidence, Where
 PROSE_FACTOR = 0.5
 MAX_EVIDENCE = 3
 
-_WORD = regex.compile(r"[A-Za-z][a-z']+")
+_WORD = re.compile(r"[A-Za-z][a-z']+")
 _STOPWORDS = frozenset(
     "a an and are as at be but by for from has have i in is it its my no not of on or so that the this to "
     "was were which with without we you instead because when then also only still".split()
 )
-_MACHINE_MARK = regex.compile(
+_MACHINE_MARK = re.compile(
     r"^\s*[\w.\[\]-]+:\s|^\W*[\w.]+ (?:error|warning)\s*:|\b(?:hip|hsa|cuda)Error[A-Z]\w*|HSA_STATUS_\w+"
     r"|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}="
 )
@@ -44,28 +45,32 @@ class Hit:
 
 
 class Lines:
-    """Every input line once, with its weight as evidence, and the lines each log pattern may match.
+    """Every non-blank input line once, and the lines each log pattern may match.
 
-    One scan of all lines for all patterns (scanner.py) happens here, once per triage.
+    One scan of all lines for all patterns (scanner.py) happens here, once per triage; how
+    much a line weighs as evidence is worked out only for the lines that matched something.
     """
 
     def __init__(self, case: Case, scanner: Scanner) -> None:
-        self.entries: list[tuple[Where, str, float]] = []
+        self.by_name = {artifact.name: artifact.lines for artifact in case.artifacts}
         self.claimed: set[Where] = set(case.line_kinds)
-        self.text: dict[Where, str] = {}
-        for artifact in case.artifacts:
-            for number, line in enumerate(artifact.lines, 1):
-                where = Where(artifact.name, number)
-                self.text[where] = line
-                if not line.strip():
-                    continue
-                claimed = where in case.line_kinds
-                weight = 1.0 if claimed or not is_prose(line) else PROSE_FACTOR
-                self.entries.append((where, line, weight))
-        self.candidates = scanner.scan([text for _, text, _ in self.entries])
+        self.entries: list[tuple[Where, str]] = [
+            (Where(artifact.name, number), line)
+            for artifact in case.artifacts
+            for number, line in enumerate(artifact.lines, 1)
+            if line.strip()
+        ]
+        self.candidates = scanner.scan([text for _, text in self.entries])
+
+    def weight(self, where: Where, text: str) -> float:
+        return 1.0 if where in self.claimed or not is_prose(text) else PROSE_FACTOR
+
+    def line(self, where: Where) -> str:
+        lines = self.by_name.get(where.artifact, [])
+        return lines[where.line - 1] if 0 < where.line <= len(lines) else ""
 
     def evidence(self, where: Where, condition: str) -> Evidence:
-        return Evidence(where.artifact, where.line, self.text.get(where, "").strip(), condition)
+        return Evidence(where.artifact, where.line, self.line(where).strip(), condition)
 
 
 def evaluate(cond: Condition, case: Case, lines: Lines) -> Hit | None:
@@ -79,9 +84,9 @@ def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     pattern = cond.pattern("log")
     found: list[tuple[float, Where, regex.Match]] = []
     for index in sorted(candidates):
-        where, text, weight = lines.entries[index]
+        where, text = lines.entries[index]
         if m := pattern.search(text):
-            found.append((weight, where, m))
+            found.append((lines.weight(where, text), where, m))
     if not found:
         return None
     found.sort(key=lambda f: (-f[0], f[1] not in lines.claimed))
@@ -158,8 +163,8 @@ def _binary(cond: Condition, case: Case, lines: Lines) -> Hit | None:
                     "outlier_targets": ", ".join(f"{t} ({counts[t]} bundle{'s' * (counts[t] != 1)})" for t in outliers)}
         evidence = [lines.evidence(w, cond.id) for w, kind in case.line_kinds.items()
                     if kind == "offload" and w.artifact == block.where.artifact
-                    and (arch in lines.text.get(w, "") or any(t in lines.text.get(w, "") for t in outliers)
-                         or "BUNDLE" in lines.text.get(w, ""))]
+                    and (arch in lines.line(w) or any(t in lines.line(w) for t in outliers)
+                         or "BUNDLE" in lines.line(w))]
         return Hit(1.0, evidence[:MAX_EVIDENCE + 1] or [lines.evidence(block.where, cond.id)], captures)
     return None
 

@@ -94,6 +94,7 @@ class Signature:
 class Database:
     version: str
     threshold: float
+    anchor_strength: float
     ask_for: dict[str, str]
     signatures: list[Signature]
     problems: list[str]
@@ -218,6 +219,7 @@ def _load(folder: Path) -> Database:
         scanner=Scanner([c.sources["log"] for c in log_conditions], os.environ.get("TRIAGE_SCANNER")),
         version=str(settings.get("version", "0")),
         threshold=float(settings.get("threshold", 0.45)),
+        anchor_strength=float(settings.get("anchor_strength", 0.2)),
         ask_for={str(k): str(v).strip() for k, v in (settings.get("ask_for") or {}).items()},
         signatures=signatures,
         problems=problems,

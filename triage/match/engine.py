@@ -4,7 +4,8 @@ Confidence of a signature is ``1 - prod(1 - strength_i * weight_i)`` over its co
 that held: each condition's ``strength`` is how sure that piece of evidence alone makes us,
 and ``weight_i`` is 1 for machine output and 0.5 for a line a person wrote in prose.
 Independent pieces of evidence add up towards 1; a signature that matched nothing is not a
-candidate. A condition marked ``against`` is counter-evidence (a known false positive): when
+candidate: it takes one of its anchor conditions (strength at least the database's
+``anchor_strength``) to make one. A condition marked ``against`` is counter-evidence (a known false positive): when
 it holds, the confidence is multiplied by ``1 - strength``. Below the database threshold the answer is ``unknown`` with what to send next.
 """
 
@@ -136,6 +137,19 @@ def _context(case: Case) -> dict:
     return context
 
 
+def _evaluate(sig: Signature, conditions: list, case: Case, lines: Lines) -> dict[str, Hit]:
+    hits = {}
+    for cond in conditions:
+        try:
+            hit = evaluate(cond, case, lines)
+        except Exception as err:  # a bad condition must not stop the triage
+            case.warnings.append(f"signature {sig.id}, condition {cond.id} failed: {type(err).__name__}: {err}")
+            continue
+        if hit:
+            hits[cond.id] = hit
+    return hits
+
+
 def match(case: Case, db: Database) -> list[Diagnosis]:
     """All candidate diagnoses, best first; ``unknown`` first when none is confident enough."""
     lines = Lines(case, db.scanner)
@@ -145,16 +159,10 @@ def match(case: Case, db: Database) -> list[Diagnosis]:
     for sig in db.signatures:
         if not sig.applies(os_name, case.inputs):
             continue
-        hits = {}
-        for cond in sig.conditions:
-            try:
-                hit = evaluate(cond, case, lines)
-            except Exception as err:  # a bad condition must not stop the triage
-                case.warnings.append(f"signature {sig.id}, condition {cond.id} failed: {type(err).__name__}: {err}")
-                continue
-            if hit:
-                hits[cond.id] = hit
-        if any(not c.against for c in sig.conditions if c.id in hits):
+        anchors = [c for c in sig.conditions if not c.against and c.strength >= db.anchor_strength]
+        hits = _evaluate(sig, anchors, case, lines)
+        if hits:  # only a candidate needs its context, captures and counter-evidence
+            hits.update(_evaluate(sig, [c for c in sig.conditions if c not in anchors], case, lines))
             ranked.append((_diagnose(sig, hits, case, db, base), sig.priority))
     ranked.sort(key=lambda d: (-d[0].confidence, -d[1], d[0].id))
     diagnoses = [d for d, _ in ranked]
