@@ -120,7 +120,6 @@ class Fault:
     kind: str  # "signal" | "exception"
     where: Where
     signal: str | None = None
-    signal_number: int | None = None
     si_code: str | None = None
     code: str | None = None
     code_name: str | None = None
