@@ -80,6 +80,8 @@ def run(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
     signatures: Optional[Path] = typer.Option(None, "--signatures", help="Use this signature folder instead of the shipped one."),
     templates: Optional[Path] = typer.Option(None, "--templates", help="Use report templates from this folder."),
+    redact: bool = typer.Option(False, "--redact", help="Replace user names, host names, IP/MAC/e-mail addresses "
+                                "and serial numbers with placeholders"),
 ) -> None:
     """Triage a crash: files, folders, zips or - (stdin)."""
     from triage.ingest import IngestError
@@ -92,7 +94,7 @@ def run(
         result = triage(paths, stdin=sys.stdin.buffer if "-" in paths else None, signatures=signatures)
         if not result.case.artifacts and not result.case.warnings:
             raise _fail(f"nothing to read in {' '.join(paths)}")
-        report = render(result, chosen.value, templates)
+        report = render(result, chosen.value, templates, redact=redact)
     except (IngestError, SignatureError, FileNotFoundError) as err:
         raise _fail(str(err)) from None
     except typer.Exit:

@@ -93,13 +93,27 @@ def _environment(templates: Path | None) -> Environment:
     return env
 
 
-def render(result: Result, fmt: str, templates: Path | None = None) -> str:
-    """The report in one format: json, html, md/markdown or text."""
+def render(result: Result, fmt: str, templates: Path | None = None, redact: bool = False) -> str:
+    """The report in one format: json, html, md/markdown or text.
+
+    ``redact`` replaces user/host names, addresses and serials with placeholders (for public
+    issues); it runs on the built report, after matching, so the diagnosis does not change.
+    """
     report = build(result)
+    redactor = None
+    if redact:
+        from triage.redact import redact_report, redactor_for
+
+        redactor = redactor_for(result.case.artifacts)
+        report = redact_report(report, redactor)
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     template = _environment(templates).get_template(FORMATS[fmt])
-    return template.render(report=report, case_lines=_quoted_lines(result))
+    case_lines = _quoted_lines(result)
+    if redactor is not None:  # the source view quotes the artifacts, and their names, verbatim
+        case_lines = {redactor.text(name): [(n, redactor.text(line)) for n, line in lines]
+                      for name, lines in case_lines.items()}
+    return template.render(report=report, case_lines=case_lines)
 
 
 def render_catalogue(db: Database, signatures: list[Signature], template: str, templates: Path | None = None) -> str:
