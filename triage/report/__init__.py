@@ -63,9 +63,11 @@ def build(result: Result) -> dict:
         "fault": fault,
         "stacks": [
             {"thread": s.thread, "form": s.form, "artifact": s.where.artifact, "line": s.where.line,
-             "frames": [_frame(fr) for fr in s.frames]}
+             "crashing": s.crashing, "frames": [_frame(fr) for fr in s.frames]}
             for s in case.stacks
         ],
+        "registers": {name: _hex(value) for name, value in case.registers.items()},
+        "missing_files": [{"artifact": w.artifact, "line": w.line, "path": path} for w, path in case.missing_files],
         "ask_for": result.top.ask_for,
         "warnings": case.warnings,
         "artifacts": [{"name": a.name, "size": a.size, "lines": len(a.lines)} for a in case.artifacts],
