@@ -200,5 +200,13 @@ def signatures_catalogue(
     typer.echo(render_catalogue(db, db.signatures, "catalogue.md.j2"), nl=False)
 
 
+@app.command("schema")
+def schema() -> None:
+    """Print the JSON Schema of the JSON report (`triage PATH -f json`)."""
+    from triage.resources import data_dir
+
+    typer.echo((data_dir("reports") / "report.schema.json").read_text(encoding="utf-8"), nl=False)
+
+
 def main() -> None:
     app()
