@@ -8,16 +8,22 @@ import re
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
+_BINARY_MAGIC = (b"\x7fELF", b"MDMP", b"PAGEDU64", b"PAGEDUMP", b"PK\x03\x04", b"\x1f\x8b")
+_CONTROLS = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
+
+
 def looks_binary(data: bytes) -> bool:
     """True for bytes that are not text in any encoding we read (ELF, minidump, zip...)."""
     head = data[:4096]
     if not head:
         return False
+    if head.startswith(_BINARY_MAGIC):
+        return True
     if _utf16_order(head):
         return False
-    if b"\x00" in head:
-        return True
-    controls = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27))
+    # A few NULs do not make a log binary (a file cut by a crash often has a run of them):
+    # only a share of control bytes, NUL included, past 5% does.
+    controls = len(head) - len(head.translate(None, _CONTROLS))
     return controls > len(head) // 20
 
 
