@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Frame, Stack, Where
+from triage.parsers.lines import readable
 
 _FRAME = re.compile(r"^\s*#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
 _ADDRESS = re.compile(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
@@ -87,6 +88,8 @@ def parse(artifact: Artifact, case: Case) -> None:
     start = thread = None
     last = -10
     for number, text in enumerate(artifact.lines, 1):
+        if not readable(text):
+            continue
         where = Where(artifact.name, number)
         if m := _THREAD.search(text):
             _close(case, current, start, thread)

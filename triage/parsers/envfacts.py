@@ -14,6 +14,7 @@ import re
 
 from triage.model import Artifact, Case, Where
 from triage.parsers.amdlog import is_system_path
+from triage.parsers.lines import readable
 
 GFX = re.compile(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
 _GENERIC = re.compile(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
@@ -49,7 +50,7 @@ def _gfx_score(text: str, where: Where, case: Case) -> int:
 
 def parse(artifact: Artifact, case: Case) -> None:
     for number, text in enumerate(artifact.lines, 1):
-        if not text.strip():
+        if not text.strip() or not readable(text):
             continue
         where = Where(artifact.name, number)
         _gpu(text, where, case)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Where
+from triage.parsers.lines import readable
 from triage.parsers.codes import exit_status
 
 _EXIT = re.compile(
@@ -20,7 +21,7 @@ _EXIT = re.compile(
 
 def parse(artifact: Artifact, case: Case) -> None:
     for number, text in enumerate(artifact.lines, 1):
-        if "xit" not in text and "code" not in text.lower():
+        if ("xit" not in text and "code" not in text.lower()) or not readable(text):
             continue
         for m in _EXIT.finditer(text):
             status = exit_status(m["v"])

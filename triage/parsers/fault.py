@@ -13,6 +13,7 @@ import re
 from triage.model import Case, Fault, Stack
 from triage.parsers.codes import ntstatus_name
 from triage.parsers.kernel import access_from_error
+from triage.parsers.lines import readable
 
 _ATT_OPERAND = re.compile(r"(?P<disp>-?0x[0-9a-fA-F]+|-?\d+)?\(%(?P<base>\w+)")
 _INTEL_OPERAND = re.compile(r"\[(?P<base>[a-z0-9]+)\s*(?:(?P<sign>[+-])\s*(?P<disp>0x[0-9a-fA-F]+|\d+))?\]")
@@ -99,5 +100,5 @@ def _instruction(case: Case, fault: Fault) -> None:
     where, text = case.instructions[0]
     fault.instruction = text
     fault.evidence.append(where)
-    if fault.address is None:
+    if fault.address is None and readable(text):
         fault.address = operand_address(text, case.registers)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Where
+from triage.parsers.lines import readable
 
 _CALL = re.compile(
     r"^\s*(?:\[pid\s+\d+\]\s*|\d+\s+)?(?P<call>access|faccessat2?|open|openat|stat|lstat|newfstatat|statx|execve|readlink)"
@@ -20,7 +21,7 @@ _CALL = re.compile(
 
 def parse(artifact: Artifact, case: Case) -> None:
     for number, text in enumerate(artifact.lines, 1):
-        if "(" not in text or "=" not in text:
+        if "(" not in text or "=" not in text or not readable(text):
             continue
         m = _CALL.match(text)
         if m is None:

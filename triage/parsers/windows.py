@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Frame, Stack, Where
+from triage.parsers.lines import readable
 
 PLAUSIBLE_FUNCTION_BYTES = 0x10000
 
@@ -68,6 +69,8 @@ def parse(artifact: Artifact, case: Case) -> None:
     frames: list[Frame] = []
     last = -10
     for number, text in enumerate(artifact.lines, 1):
+        if not readable(text):
+            continue
         where = Where(artifact.name, number)
         if m := _EXCEPTION.search(text):
             at_start = m["lead"] is not None
