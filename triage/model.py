@@ -174,7 +174,8 @@ class Case:
         candidates = self.facts.get(name)
         if not candidates:
             return None
-        return max(candidates, key=lambda f: (f.score, -self._order(f.where)))
+        position = {a.name: i for i, a in enumerate(self.artifacts)}
+        return max(candidates, key=lambda f: (f.score, -position.get(f.where.artifact, len(position)), -f.where.line))
 
     def value(self, name: str) -> str | None:
         best = self.fact(name)
@@ -195,11 +196,6 @@ class Case:
         self.line_kinds.setdefault(where, kind)
         if input_kind:
             self.inputs.add(input_kind)
-
-    def _order(self, where: Where) -> int:
-        names = [a.name for a in self.artifacts]
-        index = names.index(where.artifact) if where.artifact in names else len(names)
-        return index * 10_000_000 + where.line
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO
@@ -125,6 +126,18 @@ class _Reader:
         if _is_tar(data):
             return "tar"
         return None
+
+    def _member_bytes(self, member: str, read: Callable[[], bytes], depth: int, damage: str) -> None:
+        """Read one archive member through a bounded stream and take it in; damage is a warning."""
+        try:
+            data = read()
+        except Exception as err:
+            self.warnings.append(f"{member}: {damage} ({type(err).__name__}: {err}), skipped")
+            return
+        if len(data) > self.limits.member_bytes:
+            self.warnings.append(f"{member}: larger than its header says, skipped")
+            return
+        self.add_bytes(member, data, depth + 1)
 
     def _room(self, name: str, size: int) -> bool:
         """True if ``size`` more bytes fit in the total limit; warn (once) when they do not."""
@@ -328,16 +341,12 @@ class _Reader:
             return
         if not self._room(member, info.file_size):
             return
-        try:
+        def read() -> bytes:
             with archive.open(info) as stream:
-                data = stream.read(self.limits.member_bytes + 1)
-        except Exception as err:  # BadZipFile, OSError, NotImplementedError, zlib.error, EOFError...
-            self.warnings.append(f"{member}: corrupt member ({type(err).__name__}: {err}), skipped")
-            return
-        if len(data) > self.limits.member_bytes:
-            self.warnings.append(f"{member}: larger than its header says, skipped")
-            return
-        self.add_bytes(member, data, depth + 1)
+                return stream.read(self.limits.member_bytes + 1)
+
+        # BadZipFile, OSError, NotImplementedError, zlib.error, EOFError...
+        self._member_bytes(member, read, depth, "corrupt member")
 
     # -- tar ----------------------------------------------------------------------------------
 
@@ -394,16 +403,12 @@ class _Reader:
             return
         if not self._room(member, info.size):
             return
-        try:
+        def read() -> bytes:
             stream = archive.extractfile(info)
-            blob = stream.read(self.limits.member_bytes + 1) if stream is not None else b""
-        except Exception as err:  # ReadError on truncated data, ValueError on sparse maps...
-            self.warnings.append(f"{member}: truncated or corrupt member ({type(err).__name__}: {err}), skipped")
-            return
-        if len(blob) > self.limits.member_bytes:
-            self.warnings.append(f"{member}: larger than its header says, skipped")
-            return
-        self.add_bytes(member, blob, depth + 1)
+            return stream.read(self.limits.member_bytes + 1) if stream is not None else b""
+
+        # ReadError on truncated data, ValueError on sparse maps...
+        self._member_bytes(member, read, depth, "truncated or corrupt member")
 
     # -- the file system ------------------------------------------------------------------------
 

@@ -169,8 +169,9 @@ def load_signature(path: Path) -> Signature:
 def load(folder: Path) -> Database:
     """Load the database in ``folder``, from the per-user cache when no file there has changed."""
     files = sorted(folder.glob("*.yaml"))
+    stats = [(f.name, f.stat()) for f in files]
     stamp = hashlib.sha256(repr([(__version__, os.environ.get("TRIAGE_SCANNER"))] + [
-        (f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files]).encode()).hexdigest()[:24]
+        (name, st.st_mtime_ns, st.st_size) for name, st in stats]).encode()).hexdigest()[:24]
     cache = cache_dir("signatures")
     cached = cache / f"{stamp}.pickle" if cache else None
     if cached and cached.is_file():
