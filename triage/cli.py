@@ -18,8 +18,8 @@ import typer
 from typer.core import TyperGroup
 
 from triage import __version__
+from triage.commands import EXIT_DIAGNOSED, EXIT_UNKNOWN, fail, register_all
 
-EXIT_DIAGNOSED, EXIT_UNKNOWN, EXIT_ERROR = 0, 1, 2
 _DEFAULT = "run"
 
 
@@ -56,11 +56,6 @@ signatures_app = typer.Typer(help="The signature database: list it, run its exam
 app.add_typer(signatures_app, name="signatures")
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"triage: {message}", err=True)
-    return typer.Exit(EXIT_ERROR)
-
-
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"hip-triage {__version__}")
@@ -93,22 +88,22 @@ def run(
     try:
         result = triage(paths, stdin=sys.stdin.buffer if "-" in paths else None, signatures=signatures)
         if not result.case.artifacts and not result.case.warnings:
-            raise _fail(f"nothing to read in {' '.join(paths)}")
+            raise fail(f"nothing to read in {' '.join(paths)}")
         report = render(result, chosen.value, templates, redact=redact)
     except (IngestError, SignatureError, FileNotFoundError) as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     except typer.Exit:
         raise
     except Exception as err:
         if os.environ.get("TRIAGE_DEBUG"):
             raise
-        raise _fail(f"internal error ({type(err).__name__}: {err}); run again with TRIAGE_DEBUG=1 and "
+        raise fail(f"internal error ({type(err).__name__}: {err}); run again with TRIAGE_DEBUG=1 and "
                     "report it with the input") from None
     if output:
         try:
             output.write_text(report, encoding="utf-8")
         except OSError as err:
-            raise _fail(f"cannot write {output}: {err.strerror or err}") from None
+            raise fail(f"cannot write {output}: {err.strerror or err}") from None
         top = result.top
         typer.echo(f"{output}: {top.klass} ({round(top.confidence * 100)}%) {top.id}", err=True)
     else:
@@ -183,7 +178,7 @@ def signatures_show(
     db = load(signatures or data_dir("signatures"))
     chosen = [s for s in db.signatures if s.id == signature_id]
     if not chosen:
-        raise _fail(f"no signature {signature_id!r}; `triage signatures list` shows the ids")
+        raise fail(f"no signature {signature_id!r}; `triage signatures list` shows the ids")
     typer.echo(render_catalogue(db, chosen, "signature.txt.j2"))
 
 
@@ -206,6 +201,9 @@ def schema() -> None:
     from triage.resources import data_dir
 
     typer.echo((data_dir("reports") / "report.schema.json").read_text(encoding="utf-8"), nl=False)
+
+
+register_all(app)
 
 
 def main() -> None:
