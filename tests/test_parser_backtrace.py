@@ -80,3 +80,14 @@ rdi            0x0                 0
 def test_frame_numbering_restart_starts_a_new_stack() -> None:
     text = "#0  a\n#1  b\n#0  c\n#1  d\n"
     assert [len(s.frames) for s in parse([artifact(text)]).stacks] == [2, 2]
+
+
+def test_operand_address_reads_decimal_and_hex_displacements() -> None:
+    from triage.parsers.fault import operand_address
+
+    registers = {"rax": 0x1000, "rbx": 0x2000}
+    assert operand_address("mov 0x18(%rax),%rdx", registers) == 0x1018
+    assert operand_address("mov -0x8(%rax),%rdx", registers) == 0xFF8
+    assert operand_address("mov 08(%rax),%rdx", registers) == 0x1008  # found by fuzzing: int('08', 0) raised
+    assert operand_address("mov rdx, qword ptr [rbx + 16]", registers) == 0x2010
+    assert operand_address("mov rdx, qword ptr [rcx]", registers) is None

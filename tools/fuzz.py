@@ -1,6 +1,6 @@
 """Fuzz the bundle reader, every parser and the whole pipeline with hypothesis.
 
-    python tools/fuzz.py --examples 100000 [--targets reader_bytes,amdlog,...]
+    python tools/fuzz.py --examples 100000 [--targets reader_bytes,amdlog_text,...] [--engine atheris]
 
 Not part of the test run. Prints, per target, the inputs tried and the exceptions raised
 (and the first traceback of each kind); exits 1 if any target raised. Needs hypothesis
@@ -83,7 +83,7 @@ def mutated(draw) -> bytes:
 
 class Target:
     def __init__(self, name: str) -> None:
-        self.name, self.inputs, self.exceptions, self.kinds = name, 0, 0, {}
+        self.name, self.inputs, self.exceptions, self.kinds, self.seconds = name, 0, 0, {}, 0.0
 
     def run(self, fn, *args) -> None:
         self.inputs += 1
@@ -145,15 +145,10 @@ def _analyzer():
     return run
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=100_000, help="inputs per target (default 100000)")
-    parser.add_argument("--targets", default="", help="comma-separated subset of targets")
-    args = parser.parse_args()
-    os.environ.setdefault("TRIAGE_CACHE", "0")
-    config = settings(max_examples=args.examples, deadline=None, database=None, derandomize=False,
-                      phases=[Phase.generate], suppress_health_check=list(HealthCheck))
-
+def _targets() -> dict[str, tuple]:
+    """Name -> (strategy, function). Text and binary inputs are drawn once and given to every
+    line parser, each counted as its own target: generating inputs costs more than parsing them."""
+    analyze_run = _analyzer()
     targets: dict[str, tuple] = {
         "reader_bytes": (st.binary(max_size=4096), _read_bytes),
         "reader_mutated": (mutated(), _read_bytes),
@@ -162,28 +157,113 @@ def main() -> int:
         short = module.__name__.rsplit(".", 1)[-1]
         targets[f"{short}_text"] = (text, lambda t, m=module: _parse_text(m, t))
         targets[f"{short}_binary"] = (binary, lambda b, m=module: _parse_binary(m, b))
-    analyze_run = _analyzer()
     targets["analyze"] = (st.tuples(text, binary), lambda pair: analyze_run(*pair))
-    chosen = [t for t in args.targets.split(",") if t] or list(targets)
+    return targets
 
-    failed = False
-    for name in chosen:
-        strategy, fn = targets[name]
-        target = Target(name)
+
+def _hypothesis(targets: dict[str, tuple], chosen: list[str], examples: int) -> list[Target]:
+    config = settings(max_examples=examples, deadline=None, database=None, derandomize=False,
+                      phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    groups: dict[int, list[str]] = {}
+    for name in chosen:  # targets sharing one strategy object run off the same drawn inputs
+        groups.setdefault(id(targets[name][0]), []).append(name)
+    done = []
+    for names in groups.values():
+        strategy = targets[names[0]][0]
+        members = [(Target(n), targets[n][1]) for n in names]
         started = time.monotonic()
 
-        def make_fuzz(target: Target = target, fn=fn):
+        def make_fuzz(members: list = members):
             @config
             @given(strategy)
             def fuzz(value) -> None:
-                target.run(fn, value)
+                for target, fn in members:
+                    target.run(fn, value)
 
             return fuzz
 
         make_fuzz()()
-        failed |= target.exceptions > 0
-        print(f"{name:<22} inputs {target.inputs:>8}  exceptions {target.exceptions:>6}  "
-              f"({time.monotonic() - started:.0f} s)", flush=True)
+        for target, _ in members:
+            target.seconds = (time.monotonic() - started) / len(members)
+            _print(target)
+        done += [t for t, _ in members]
+    return done
+
+
+def _atheris(chosen: list[str], examples: int) -> list[Target]:
+    """One libFuzzer process per target (coverage-guided), started from the seed corpus."""
+    import subprocess
+
+    done = []
+    for name in chosen:
+        target, started = Target(name), time.monotonic()
+        report = _TMP / f"{name}.exceptions"
+        proc = subprocess.run([sys.executable, __file__, "--atheris-child", name, f"-runs={examples}",
+                               "-max_len=8192", "-rss_limit_mb=4096", "-print_final_stats=1"],
+                              capture_output=True, text=True, env={**os.environ, "TRIAGE_FUZZ_REPORT": str(report)})
+        runs = [int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("stat::number_of_executed_units:")]
+        target.inputs = runs[-1] if runs else 0
+        target.exceptions = len(report.read_text().split("\0")) - 1 if report.exists() else 0
+        if proc.returncode or not runs:
+            target.exceptions = max(target.exceptions, 1)
+            print(f"[{name}] libFuzzer ended with {proc.returncode}:\n{proc.stderr[-3000:]}", file=sys.stderr)
+        target.seconds = time.monotonic() - started
+        _print(target)
+        done.append(target)
+    return done
+
+
+def _atheris_child(name: str, argv: list[str]) -> None:
+    import atheris
+
+    fn = _targets()[name][1]
+    report = Path(os.environ["TRIAGE_FUZZ_REPORT"])
+    as_text = name.endswith("_text")
+
+    def one(data: bytes) -> None:
+        value = data.decode("utf-8", "replace") if as_text else data
+        if name == "analyze":
+            value = (data.decode("utf-8", "replace"), data)
+        try:
+            fn(value)
+        except Exception:  # recorded for the parent; the fuzzing goes on
+            with report.open("a") as out:
+                out.write(traceback.format_exc() + "\0")
+            sys.stderr.write(traceback.format_exc())
+
+    corpus = _TMP / f"{name}.corpus"
+    corpus.mkdir(exist_ok=True)
+    for i, seed in enumerate(SEEDS + [p.read_bytes()[:8192] for p in sorted((ROOT / "corpus").rglob("*.*"))]):
+        (corpus / f"seed{i}").write_bytes(seed)
+    atheris.instrument_all()  # coverage of the already imported triage modules guides the mutations
+    atheris.Setup([sys.argv[0], *argv, str(corpus)], one)
+    atheris.Fuzz()
+
+
+def _print(target: Target) -> None:
+    print(f"{target.name:<22} inputs {target.inputs:>8}  exceptions {target.exceptions:>6}  "
+          f"({target.seconds:.0f} s)", flush=True)
+
+
+def main() -> int:
+    if len(sys.argv) > 2 and sys.argv[1] == "--atheris-child":
+        _atheris_child(sys.argv[2], sys.argv[3:])
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=100_000, help="inputs per target (default 100000)")
+    parser.add_argument("--targets", default="", help="comma-separated subset of targets")
+    parser.add_argument("--engine", choices=("hypothesis", "atheris"), default="hypothesis",
+                        help="hypothesis (default) or atheris (coverage-guided libFuzzer; pip install atheris)")
+    args = parser.parse_args()
+    os.environ.setdefault("TRIAGE_CACHE", "0")
+    targets = _targets()
+    chosen = [t for t in args.targets.split(",") if t] or list(targets)
+    unknown = [t for t in chosen if t not in targets]
+    if unknown:
+        parser.error(f"unknown target {', '.join(unknown)}; targets: {', '.join(targets)}")
+    done = (_atheris(chosen, args.examples) if args.engine == "atheris"
+            else _hypothesis(targets, chosen, args.examples))
+    failed = any(t.exceptions for t in done)
     print("FAIL" if failed else "OK: no uncaught exception")
     return 1 if failed else 0
 

@@ -19,12 +19,19 @@ _ATT_OPERAND = re.compile(r"(?P<disp>-?0x[0-9a-fA-F]+|-?\d+)?\(%(?P<base>\w+)")
 _INTEL_OPERAND = re.compile(r"\[(?P<base>[a-z0-9]+)\s*(?:(?P<sign>[+-])\s*(?P<disp>0x[0-9a-fA-F]+|\d+))?\]")
 
 
+def _displacement(text: str | None) -> int:
+    """``0x18``, ``-0x18`` or decimal ``24``/``08`` (disassemblers print decimals with leading zeros)."""
+    if not text:
+        return 0
+    return int(text, 16) if "0x" in text else int(text, 10)
+
+
 def operand_address(instruction: str, registers: dict[str, int]) -> int | None:
     """The address a faulting instruction's memory operand refers to, when its base register is known."""
     if m := _ATT_OPERAND.search(instruction):
-        disp = int(m["disp"], 0) if m["disp"] else 0
+        disp = _displacement(m["disp"])
     elif m := _INTEL_OPERAND.search(instruction):
-        disp = int(m["disp"], 0) if m["disp"] else 0
+        disp = _displacement(m["disp"])
         disp = -disp if m["sign"] == "-" else disp
     else:
         return None
