@@ -111,6 +111,24 @@ def test_truncated_archives_keep_what_was_read(tmp_path: Path) -> None:
     assert artifacts and artifacts[0].text.startswith("line\n") and any("truncated" in w for w in warnings)
 
 
+def test_zip_member_with_an_empty_name_is_skipped(tmp_path: Path) -> None:
+    """Found by fuzzing: zipfile's ZipInfo.is_dir() raises IndexError on an empty member name."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("hip.log", "Couldn't create blit kernels!\n")
+        archive.writestr("x", "second member\n")
+    data = out.getvalue()
+    # Rename the second member to "" in the central directory (its name length 1 -> 0).
+    central = data.rindex(b"PK\x01\x02")
+    data = data[:central + 28] + b"\x00\x00" + data[central + 30: central + 46] + data[central + 47:]
+    end = data.rindex(b"PK\x05\x06")
+    size = int.from_bytes(data[end + 12: end + 16], "little") - 1
+    data = data[: end + 12] + size.to_bytes(4, "little") + data[end + 16:]
+    artifacts, warnings = _read(tmp_path, "bundle.zip", data)
+    assert [a.name for a in artifacts] == ["bundle.zip!hip.log"]
+    assert any("empty name" in w for w in warnings)
+
+
 def test_long_line_is_cut_with_a_warning(tmp_path: Path) -> None:
     text = b"first\n" + b"a" * 3000 + b"\nlast\n"
     artifacts, warnings = _read(tmp_path, "l.log", text, Limits(line_chars=1000))

@@ -256,6 +256,9 @@ class _Reader:
             )
             members = members[: self.limits.members]
         for info in members:
+            if not info.filename:  # zipfile's is_dir() raises on it
+                self.warnings.append(f"{name}: a member with an empty name, skipped")
+                continue
             if info.is_dir():
                 continue
             if not self._count_member(name):
