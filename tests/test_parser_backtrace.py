@@ -91,3 +91,16 @@ def test_operand_address_reads_decimal_and_hex_displacements() -> None:
     assert operand_address("mov 08(%rax),%rdx", registers) == 0x1008  # found by fuzzing: int('08', 0) raised
     assert operand_address("mov rdx, qword ptr [rbx + 16]", registers) == 0x2010
     assert operand_address("mov rdx, qword ptr [rcx]", registers) is None
+
+
+@pytest.mark.parametrize("rest, module, offset, symbol", [  # the long name was quadratic once
+    ("0x00007f3c2a4b71c9 n/a (libamdhip64.so.7 + 0x4b71c9)", "libamdhip64.so.7", 0x4b71c9, None),
+    ("libamdhip64.so.7 + 0x4b71c9", "libamdhip64.so.7", 0x4b71c9, None),
+    ("0x00007f3c2a4b71c9 __cxa_throw (libstdc++.so.6 + 0xae4a1)", "libstdc++.so.6", 0xae4a1, "__cxa_throw"),
+    ("amd::Symbol::getDeviceKernel(amd::Device const&)   (libamdhip64.so.7 + 0x48a610)", "libamdhip64.so.7",
+     0x48a610, "amd::Symbol::getDeviceKernel(amd::Device const&)"),
+    ("0x7f in " + "a" * 1900 + " (libx.so + 0x10)", "libx.so", 0x10, "a" * 1900),
+])
+def test_module_and_offset_at_the_end(rest: str, module: str, offset: int, symbol: str | None) -> None:
+    fields = parse_frame_text(rest)
+    assert (fields["module"], fields["offset"], fields.get("symbol")) == (module, offset, symbol)

@@ -20,11 +20,13 @@ from triage.parsers.lines import readable
 
 _FRAME = re.compile(r"^\s*#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
 _ADDRESS = re.compile(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
-_MOD_OFF = re.compile(r"\(?(?P<m>[^\s()]+)\s*\+\s*(?P<o>0x[0-9a-fA-F]+)\)?$")
+# "+ 0xOFF" at the end; the module is the word before it (found from the right: a regex that
+# searched for the module first was quadratic on long words).
+_OFFSET_END = re.compile(r"\s*\+\s*(?P<o>0x[0-9a-fA-F]+)\)?$")
 _AT_FILE = re.compile(r"\s+at\s+(?P<f>\S+?):(?P<l>\d+)$")
 _FROM = re.compile(r"\s+from\s+(?P<m>\S+)$")
 _MODULE_ONLY = re.compile(r"\s+\((?P<m>[^\s()=,]+)\)$")
-_ARGS = re.compile(r"\s+\((?:[^()]*=[^()]*|)\)$")
+_ARGS = re.compile(r"\s+\((?P<args>[^()]*)\)$")
 _BRACKETED = re.compile(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]")
 _SYMBOL = re.compile(r"^[A-Za-z_~$.][\w:~$.@*&]*(?:\s+const)?$")
 _THREAD = re.compile(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+) \(")
@@ -54,6 +56,18 @@ def is_symbol(text: str) -> bool:
     return _SYMBOL.match(text) is not None
 
 
+def _module_offset(rest: str) -> tuple[str, int, str] | None:
+    """``lib.so + 0x10`` or ``(lib.so + 0x10)`` at the end of ``rest``: (module, offset, what is before)."""
+    if not (m := _OFFSET_END.search(rest)):
+        return None
+    head = rest[: m.start()]
+    cut = max(head.rfind(" "), head.rfind("\t"), head.rfind("("), head.rfind(")"))
+    module = head[cut + 1:]
+    if not module:
+        return None
+    return module, int(m["o"], 16), head[: cut if cut >= 0 and head[cut] == "(" else cut + 1]
+
+
 def parse_frame_text(rest: str) -> dict | None:
     """Split the text after ``#N`` into address, symbol, module, offset, file; None if not a frame."""
     out: dict = {}
@@ -67,13 +81,14 @@ def parse_frame_text(rest: str) -> dict | None:
     if m := _FROM.search(rest):
         out["module"] = m["m"]
         rest = rest[: m.start()]
-    if m := _MOD_OFF.search(rest):
-        out["module"], out["offset"] = m["m"], int(m["o"], 16)
-        rest = rest[: m.start()]
+    if found := _module_offset(rest):
+        out["module"], out["offset"], rest = found
     elif (m := _MODULE_ONLY.search(rest)) and "module" not in out:
         out["module"] = m["m"]
         rest = rest[: m.start()]
-    rest = _ARGS.sub("", rest).strip()
+    if (m := _ARGS.search(rest)) and (not m["args"] or "=" in m["args"]):  # gdb's (a=1, b=2) or ()
+        rest = rest[: m.start()]
+    rest = rest.strip()
     if rest in ("n/a", "??", ""):
         return out if ("address" in out or "module" in out) else None
     if not is_symbol(rest):
