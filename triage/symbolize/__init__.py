@@ -1,9 +1,15 @@
 """Give names and module offsets to frames, and say where each came from.
 
-Sources here: the input itself (``input``), the known-frames store for exactly the same
-library build (``known-frames``), and for Windows names the nearest export (marked
-unreliable when far away). Kernel-log file offsets become module offsets with the delta
-recorded for the build, or with a frame of the same crash in the same case.
+Sources, best first: the input itself (``input``, never replaced); the library's own ELF,
+from the user's bundle or ``--symbols DIR``, matched by build-id or by file name and version
+(``symtab`` or ``dynsym``: the offset lies inside the symbol's size); the known-frames store
+for exactly the same build (``known-frames``); and the nearest ELF symbol before the offset
+when no sized symbol covers it (``nearest-export``, shown but marked unreliable in
+``symbol_note``, as the Windows parser marks an export-relative name far from its export).
+Kernel-log file offsets become module offsets in ``offsets``.
+
+Frames above #0 hold return addresses, so they are looked up one byte earlier: a call that
+ends a function returns to the first byte of the next one.
 """
 
 from __future__ import annotations
@@ -11,78 +17,80 @@ from __future__ import annotations
 from pathlib import Path
 
 from triage.model import Case, Frame
-from triage.symbolize.known_frames import Build, find, load, split_module
+from triage.symbolize import demangle, offsets
+from triage.symbolize.elf import SymbolIndex
+from triage.symbolize.known_frames import Build, find, load_all, module_build_id, module_version, split_module
+from triage.symbolize.symbols import Locator
+
+__all__ = ["module_version", "symbolize"]
 
 
-def module_version(case: Case, module: str) -> str | None:
-    """The version of a library as loaded in this case: from its full file name or the runtime's own log."""
-    library, version = split_module(module)
-    if version and version.count(".") >= 2:
-        return version
-    for kf in case.kernel_faults:
-        kf_library, kf_version = split_module(kf.module or "")
-        if kf_library == library and kf_version and kf_version.count(".") >= 2:
-            return kf_version
-    hip = case.fact("hip_version")
-    if library == "libamdhip64.so" and hip and hip.score >= 100:
-        major = hip.value.split(".")[0]
-        if version in (None, major):
-            return hip.value
-    return None
-
-
-def symbolize(case: Case, frames_dir: Path) -> None:
-    builds, problems = load(frames_dir)
+def symbolize(case: Case, frames_dirs: Path | list[Path], symbols: Path | None = None) -> None:
+    """Name the case's frames and fault from the ELF files at hand and the known-frames stores."""
+    builds, problems = load_all([frames_dirs] if isinstance(frames_dirs, Path) else list(frames_dirs))
     case.warnings.extend(problems)
+    namer = _Namer(case, builds, Locator(case.artifacts, symbols, case.warnings))
     for stack in case.stacks:
         for frame in stack.frames:
             if frame.module and frame.offset is not None and not frame.symbol:
-                _name(case, builds, frame)
-    _kernel_offset(case, builds)
+                namer.name(frame)
+    offsets.convert(case, builds, namer.locator)
     fault = case.fault
     if fault and fault.module and fault.offset is not None and not fault.symbol:
-        library, _ = split_module(fault.module)
-        build = find(builds, library, module_version(case, fault.module))
-        if build and fault.offset in build.frames:
-            fault.symbol, fault.symbol_source = build.frames[fault.offset], "known-frames"
+        probe = Frame(index=0, where=fault.where, text="", module=fault.module, offset=fault.offset)
+        namer.name(probe)
+        if probe.symbol:
+            fault.symbol, fault.symbol_source = probe.symbol, probe.symbol_source
+    if namer.mangled and not demangle.available():
+        case.warnings.append("C++ names are shown mangled: libstdc++'s __cxa_demangle could not be loaded")
 
 
-def _name(case: Case, builds: list[Build], frame: Frame) -> None:
-    library, _ = split_module(frame.module)
-    build = find(builds, library, module_version(case, frame.module))
-    if build and frame.offset in build.frames:
-        frame.symbol = build.frames[frame.offset]
-        frame.symbol_source = "known-frames"
-        frame.symbol_note = f"named by {build.source}"
+class _Namer:
+    def __init__(self, case: Case, builds: list[Build], locator: Locator) -> None:
+        self.case, self.builds, self.locator = case, builds, locator
+        self.mangled = False
 
-
-def _kernel_offset(case: Case, builds: list[Build]) -> None:
-    """Turn the kernel's file offset into a module offset when no debugger frame gave one."""
-    fault = case.fault
-    if fault is None or fault.kind != "signal":
-        return
-    for kf in case.kernel_faults:
-        if kf.module is None or kf.file_offset is None:
-            continue
-        library, _ = split_module(kf.module)
-        if fault.module and split_module(fault.module)[0] != library:
-            continue
-        build = find(builds, library, module_version(case, kf.module))
-        if build and build.file_offset_delta is not None:
-            offset = kf.file_offset + build.file_offset_delta
-            how = f"kernel file offset 0x{kf.file_offset:x} + 0x{build.file_offset_delta:x}, the delta recorded for {library} {build.version}"
-        elif fault.offset is not None and (fault.offset - kf.file_offset) & 0xFFF == 0:
-            offset = fault.offset
-            how = (f"kernel file offset 0x{kf.file_offset:x} + 0x{fault.offset - kf.file_offset:x}, "
-                   "paired with the debugger's frame #0 of the same crash")
-        else:
-            fault.offset_note = (f"the kernel gives file offset 0x{kf.file_offset:x}; the module offset needs "
-                                 "the library's program headers (send the library or its build-id)")
+    def name(self, frame: Frame) -> None:
+        module, offset = frame.module or "", frame.offset or 0
+        version, build_id = module_version(self.case, module), module_build_id(self.case, module)
+        match = self.locator.find(module, version, build_id)
+        hit = None
+        if match is not None:
+            bias = _bias(match.index)
+            if not match.index.mapped(offset + bias):
+                _note(frame, f"offset 0x{offset:x} lies outside every LOAD segment of {match.label}: "
+                      "that file is not the build that ran")
+                match = None
+            else:
+                hit = match.index.lookup(offset + bias - (1 if frame.index > 0 else 0))
+        if hit and hit.inside and match:
+            self._set(frame, hit.name, offset + bias - hit.start, match.index.table or "")
+            if match.how == "file name":
+                _note(frame, f"named from {match.label}, matched by file name only: "
+                      "its version could not be compared with the one that ran")
             return
-        if fault.offset is None:
-            fault.module, fault.offset = fault.module or kf.module, offset
-        elif fault.offset != offset:
-            fault.offset_note = f"the kernel log disagrees: {how} = 0x{offset:x}"
+        build = find(self.builds, split_module(module)[0], version, build_id)
+        if build and offset in build.frames:
+            frame.symbol, frame.symbol_offset = build.frames[offset], None
+            frame.symbol_source = "known-frames"
+            _note(frame, f"named by {build.source}")
             return
-        fault.offset_note = how
-        return
+        if hit and match:
+            self._set(frame, hit.name, offset + bias - hit.start, "nearest-export")
+            past = offset + bias - hit.start - hit.size
+            _note(frame, f"unreliable: 0x{past:x} bytes past the end of this symbol (0x{hit.size:x} bytes long) "
+                  f"in {match.label}; no sized symbol covers the offset")
+
+    def _set(self, frame: Frame, raw: str, symbol_offset: int, source: str) -> None:
+        self.mangled = self.mangled or raw.startswith("_Z")
+        frame.symbol, frame.symbol_offset, frame.symbol_source = demangle.demangle(raw), symbol_offset, source
+
+
+def _note(frame: Frame, text: str) -> None:
+    """Put a caution first, keeping what a parser already noted (a stack-scan label, say)."""
+    frame.symbol_note = f"{text}; {frame.symbol_note}" if frame.symbol_note else text
+
+
+def _bias(index: SymbolIndex) -> int:
+    """The ELF address of module offset 0: the page-aligned p_vaddr of the lowest LOAD segment."""
+    return min((s.vaddr for s in index.segments), default=0) & ~(offsets.PAGE - 1)

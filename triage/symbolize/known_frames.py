@@ -1,26 +1,32 @@
 """The known-frames store: names that real symbolized stacks gave to offsets of one library build.
 
-One YAML file per library build in ``signatures/frames/``::
+One YAML file per library build, in ``signatures/frames/`` (shipped) and in the user's
+store (``$XDG_DATA_HOME/hip-triage/frames``, where ``triage frames learn`` writes for an
+installed package); both are read and merged::
 
     library: libamdhip64.so
     version: 7.2.53211
+    build_id: 0123abcd...          # optional: the GNU build-id, when it is known
     file_offset_delta: 0x1000      # module offset = kernel-log file offset + delta
     source: where the names were seen
     frames:
       "0x48a610": amd::Symbol::getDeviceKernel(amd::Device const&)
 
-A name is used only for exactly the same build: another version's offsets mean nothing.
+A name is used only for exactly the same build: another version's offsets mean nothing, and
+a record with a build-id never serves a module whose build-id differs.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import re
 import yaml
 
-from triage.resources import load_yaml
+from triage.model import Case
+from triage.resources import data_dir, load_yaml
 
 _SONAME = re.compile(r"^(?P<base>.+?\.so)(?:\.(?P<ver>\d+(?:\.\d+)*))?$")
 
@@ -32,17 +38,67 @@ class Build:
     source: str
     file_offset_delta: int | None = None
     frames: dict[int, str] = field(default_factory=dict)
+    build_id: str | None = None
+    path: Path | None = None
 
 
 def split_module(name: str) -> tuple[str, str | None]:
     """``libamdhip64.so.7.2.53211`` -> (``libamdhip64.so``, ``7.2.53211``); other names unchanged."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    base = split_module_path(name)
     m = _SONAME.match(base)
     return (m["base"], m["ver"]) if m else (base, None)
 
 
+def module_version(case: Case, module: str) -> str | None:
+    """The version of a library as loaded in this case: from its full file name or the runtime's own log."""
+    library, version = split_module(module)
+    if version and version.count(".") >= 2:
+        return version
+    for kf in case.kernel_faults:
+        kf_library, kf_version = split_module(kf.module or "")
+        if kf_library == library and kf_version and kf_version.count(".") >= 2:
+            return kf_version
+    hip = case.fact("hip_version")
+    if library == "libamdhip64.so" and hip and hip.score >= 100:
+        major = hip.value.split(".")[0]
+        if version in (None, major):
+            return hip.value
+    return None
+
+
+def module_build_id(case: Case, module: str) -> str | None:
+    """The GNU build-id of the module the crashed process loaded, when a core file recorded it."""
+    fact = case.fact(f"build_id:{split_module_path(module)}")
+    return fact.value.lower() if fact else None
+
+
+def split_module_path(module: str) -> str:
+    """``/opt/rocm/lib/libamdhip64.so.7`` -> ``libamdhip64.so.7``."""
+    return module.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def _int(value: object) -> int:
     return value if isinstance(value, int) else int(str(value), 16)
+
+
+def user_store() -> Path:
+    """The user's known-frames folder: ``$XDG_DATA_HOME/hip-triage/frames`` (``~/.local/share/...``)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "hip-triage" / "frames"
+
+
+def default_store() -> Path:
+    """Where learned frames go: ``signatures/frames/`` in a source checkout, else the user's store."""
+    shipped = data_dir("signatures")
+    if "_data" not in shipped.parts and (shipped.parent / "pyproject.toml").is_file() and os.access(shipped / "frames", os.W_OK):
+        return shipped / "frames"
+    return user_store()
+
+
+def stores(shipped: Path) -> list[Path]:
+    """The folders symbolization reads, shipped first: the shipped one and the user's store when it exists."""
+    user = user_store()
+    return [shipped] + ([user] if user.is_dir() and user.resolve() != shipped.resolve() else [])
 
 
 def load(folder: Path) -> tuple[list[Build], list[str]]:
@@ -53,23 +109,55 @@ def load(folder: Path) -> tuple[list[Build], list[str]]:
         try:
             data = load_yaml(path)
             delta = data.get("file_offset_delta")
+            build_id = data.get("build_id")
+            if not data.get("version") and not build_id:
+                raise ValueError("neither a version nor a build_id")
             builds.append(Build(
                 library=str(data["library"]),
-                version=str(data["version"]),
+                version=str(data.get("version") or ""),
                 source=str(data.get("source", path.name)),
                 file_offset_delta=None if delta is None else _int(delta),
                 frames={_int(k): str(v) for k, v in (data.get("frames") or {}).items()},
+                build_id=str(build_id).lower() if build_id else None,
+                path=path,
             ))
         except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as err:
             problems.append(f"known frames {path.name} skipped: {err}")
     return builds, problems
 
 
-def find(builds: list[Build], library: str, version: str | None) -> Build | None:
-    """The build record for exactly this library and version (a longer version string may add a build hash)."""
-    if not version:
-        return None
+def load_all(folders: list[Path]) -> tuple[list[Build], list[str]]:
+    """Read several stores; the same build in two of them is merged, the earlier store winning a disagreement."""
+    merged: list[Build] = []
+    problems: list[str] = []
+    for folder in folders:
+        builds, found = load(folder)
+        problems.extend(found)
+        for build in builds:
+            same = next((b for b in merged if b.library == build.library and b.version == build.version
+                         and b.build_id == build.build_id), None)
+            if same is None:
+                merged.append(build)
+                continue
+            for offset, name in build.frames.items():
+                if same.frames.setdefault(offset, name) != name:
+                    problems.append(f"known frames {build.path}: 0x{offset:x} is {name!r} there but "
+                                    f"{same.frames[offset]!r} in {same.path}; kept the latter")
+            if same.file_offset_delta is None:
+                same.file_offset_delta = build.file_offset_delta
+    return merged, problems
+
+
+def find(builds: list[Build], library: str, version: str | None, build_id: str | None = None) -> Build | None:
+    """The build record for exactly this library and version (a longer version string may add a build hash),
+    or for this build-id; a record whose build-id differs from the module's is never used."""
     for build in builds:
-        if build.library == library and (version == build.version or version.startswith(build.version + ".")):
+        if build.library != library:
+            continue
+        if build_id and build.build_id:
+            if build.build_id == build_id:
+                return build
+            continue
+        if version and (version == build.version or version.startswith(build.version + ".")):
             return build
     return None

@@ -1,0 +1,325 @@
+"""A symbol index of one ELF library: function names with their sizes, keyed by GNU build-id.
+
+pyelftools finds the headers, sections, notes and program headers; the symbol table itself
+is read with ``struct`` in one pass, since a large library (libLLVM: ~46,000 exports) would
+take seconds symbol by symbol. The index is a few flat ``array`` columns sorted by address,
+so that a lookup is a binary search and the per-user cache (``cache_dir("symbols")``) is a
+small pickle that loads in milliseconds: the second lookup into a library never re-reads it.
+
+Only function symbols (``STT_FUNC``, ``STT_GNU_IFUNC``) are indexed: frames are code addresses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import struct
+import tempfile
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from triage.resources import cache_dir
+
+FORMAT = 1  # bump when the pickled layout changes
+_STT_FUNC, _STT_GNU_IFUNC = 2, 10
+_SHN_UNDEF, _SHN_LORESERVE = 0, 0xFF00
+_BIND_RANK = {1: 0, 2: 1, 0: 2}  # GLOBAL before WEAK before LOCAL when several names share an address
+_PF_X = 1
+_NT_GNU_BUILD_ID = 3
+_MAX_NOTES = 1 << 16
+_memo: dict[str, "SymbolIndex"] = {}
+
+
+class ElfError(Exception):
+    """The file is not an ELF this module can read (truncated, corrupt, not an object file)."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A PT_LOAD program header: where the file's bytes land in the module's address space."""
+
+    offset: int
+    vaddr: int
+    filesz: int
+    memsz: int
+    executable: bool
+
+
+@dataclass(frozen=True)
+class Hit:
+    """The symbol a lookup found: ``inside`` is False when the address lies past its size."""
+
+    name: str
+    start: int
+    size: int
+    inside: bool
+
+
+@dataclass
+class SymbolIndex:
+    """Sorted function symbols of one ELF (``table`` is ``symtab``, ``dynsym`` or None) and its LOAD segments."""
+
+    build_id: str | None
+    elf_type: str
+    table: str | None
+    segments: tuple[Segment, ...]
+    starts: array
+    sizes: array
+    reach: array  # reach[i] = the largest end address of symbols 0..i
+    name_offsets: array
+    strings: bytes
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def name(self, i: int) -> str:
+        start = self.name_offsets[i]
+        end = self.strings.find(b"\0", start)
+        return self.strings[start:end if end >= 0 else len(self.strings)].decode("utf-8", "replace")
+
+    def lookup(self, address: int) -> Hit | None:
+        """The sized symbol holding ``address``, else the nearest symbol before it (``inside=False``)."""
+        i = bisect_right(self.starts, address) - 1
+        if i < 0:
+            return None
+        j = i
+        while j >= 0 and self.reach[j] > address:  # some symbol at or before j still covers the address
+            if self.starts[j] + self.sizes[j] > address:
+                return Hit(self.name(j), self.starts[j], self.sizes[j], True)
+            j -= 1
+        return Hit(self.name(i), self.starts[i], self.sizes[i], False)
+
+    def mapped(self, address: int) -> bool:
+        """Whether a module offset falls inside any LOAD segment (else the library is not the one that ran)."""
+        return any(s.vaddr <= address < s.vaddr + s.memsz for s in self.segments)
+
+    def load_segment(self, file_offset: int) -> Segment | None:
+        """The LOAD segment whose file bytes hold ``file_offset``."""
+        return next((s for s in self.segments if s.offset <= file_offset < s.offset + s.filesz), None)
+
+
+def elf_type(data: bytes) -> str | None:
+    """``ET_DYN``, ``ET_EXEC``, ``ET_CORE`` ... from an ELF header's first bytes; None if it is not ELF."""
+    if len(data) < 18 or data[:4] != b"\x7fELF" or data[5] not in (1, 2):
+        return None
+    kind = int.from_bytes(data[16:18], "little" if data[5] == 1 else "big")
+    return {1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}.get(kind, f"type {kind}")
+
+
+def read_build_id(stream: BinaryIO) -> str | None:
+    """The GNU build-id of an ELF file, read from its PT_NOTE segments or note sections."""
+    try:
+        return _build_id(_elffile(stream), stream)
+    except ElfError:
+        return None
+
+
+def load_index(source: Path | bytes) -> SymbolIndex:
+    """The symbol index of a file or of an ELF held in memory, from the cache when it was built before.
+
+    Raises ElfError when the bytes are not a readable ELF.
+    """
+    with _open(source) as stream:
+        elf = _elffile(stream)
+        build_id = _build_id(elf, stream)
+        size = stream.seek(0, io.SEEK_END)
+        key = _key(source, build_id, size)
+        if key in _memo:
+            return _memo[key]
+        folder = cache_dir("symbols")
+        cached = folder / f"{key}.v{FORMAT}.pickle" if folder else None
+        index = _read_cache(cached) if cached else None
+        if index is None:
+            index = build(elf, stream, build_id)
+            if cached:
+                _write_cache(cached, index)
+    _memo[key] = index
+    return index
+
+
+def build(elf: object, stream: BinaryIO, build_id: str | None) -> SymbolIndex:
+    """Read the symbol table (.symtab when it has functions, else .dynsym) and the LOAD segments."""
+    try:
+        segments = tuple(
+            Segment(h["p_offset"], h["p_vaddr"], h["p_filesz"], h["p_memsz"], bool(h["p_flags"] & _PF_X))
+            for h in _program_headers(elf, stream) if h["p_type"] == "PT_LOAD"
+        )
+        sections = _section_headers(elf, stream)
+        found = None
+        for kind, table in (("SHT_SYMTAB", "symtab"), ("SHT_DYNSYM", "dynsym")):
+            rows, strings = _symbols(elf, stream, sections, kind)
+            if rows:
+                found = table, rows, strings
+                break
+        elf_kind = str(elf.header["e_type"])  # type: ignore[attr-defined]
+    except ElfError:
+        raise
+    except Exception as err:  # pyelftools raises many kinds on corrupt headers
+        raise ElfError(f"{type(err).__name__}: {err}") from None
+    if found is None:
+        return SymbolIndex(build_id, elf_kind, None, segments, array("Q"), array("Q"), array("Q"), array("Q"), b"")
+    table, rows, strings = found
+    rows.sort()
+    starts, sizes, reach, names = array("Q"), array("Q"), array("Q"), array("Q")
+    furthest, last = 0, None
+    for start, _, negative_size, name in rows:
+        if start == last:  # an alias of the symbol just kept
+            continue
+        last = start
+        furthest = max(furthest, start - negative_size)
+        starts.append(start)
+        sizes.append(-negative_size)
+        reach.append(furthest)
+        names.append(name)
+    return SymbolIndex(build_id, elf_kind, table, segments, starts, sizes, reach, names, strings)
+
+
+def _symbols(elf: object, stream: BinaryIO, sections: list, kind: str) -> tuple[list[tuple[int, int, int, int]], bytes]:
+    """Defined function symbols of the first section of this kind, as sortable rows, and its string table."""
+    section = next((h for h in sections if h["sh_type"] == kind), None)
+    if section is None or not 0 <= section["sh_link"] < len(sections):
+        return [], b""
+    is64 = elf.elfclass == 64  # type: ignore[attr-defined]
+    layout = struct.Struct(("<" if elf.little_endian else ">") + ("IBBHQQ" if is64 else "IIIBBH"))  # type: ignore[attr-defined]
+    if section["sh_entsize"] != layout.size:
+        raise ElfError(f"{kind} entries of {section['sh_entsize']} bytes, expected {layout.size}")
+    raw = _read(stream, section["sh_offset"], section["sh_size"])
+    strtab = sections[section["sh_link"]]
+    strings = _read(stream, strtab["sh_offset"], strtab["sh_size"])
+    rows = []
+    for entry in layout.iter_unpack(raw[:len(raw) - len(raw) % layout.size]):
+        if is64:
+            name, info, _, shndx, value, size = entry
+        else:
+            name, value, size, info, _, shndx = entry
+        if (info & 0xF) not in (_STT_FUNC, _STT_GNU_IFUNC) or shndx == _SHN_UNDEF or shndx >= _SHN_LORESERVE:
+            continue
+        if value == 0 or name >= len(strings):
+            continue
+        rows.append((value, _BIND_RANK.get(info >> 4, 3), -size, name))
+    return rows, strings
+
+
+def _headers(elf: object, stream: BinaryIO, layout_name: str, prefix: str, limit: int) -> list:
+    """A header table parsed with pyelftools' own structs, without building section objects
+    (pyelftools decodes a whole hash table when it builds that section: 0.3 s on libLLVM)."""
+    from elftools.common.utils import struct_parse
+
+    header = elf.header  # type: ignore[attr-defined]
+    count, size, start = header[f"{prefix}num"], header[f"{prefix}entsize"], header[f"{prefix}off"]
+    if count > limit:
+        raise ElfError(f"{count} entries in the {layout_name} table")
+    layout = getattr(elf.structs, layout_name)  # type: ignore[attr-defined]
+    return [struct_parse(layout, stream, stream_pos=start + i * size) for i in range(count if start else 0)]
+
+
+def _program_headers(elf: object, stream: BinaryIO) -> list:
+    return _headers(elf, stream, "Elf_Phdr", "e_ph", 4096)
+
+
+def _section_headers(elf: object, stream: BinaryIO) -> list:
+    return _headers(elf, stream, "Elf_Shdr", "e_sh", 65535)
+
+
+def _read(stream: BinaryIO, offset: int, size: int) -> bytes:
+    stream.seek(offset)
+    data = stream.read(size)
+    if len(data) != size:
+        raise ElfError(f"section at 0x{offset:x} runs past the end of the file")
+    return data
+
+
+def _elffile(stream: BinaryIO) -> object:
+    from elftools.elf.elffile import ELFFile
+
+    head = stream.read(64)
+    stream.seek(0)
+    if elf_type(head) is None:
+        raise ElfError("not an ELF file")
+    try:
+        return ELFFile(stream)
+    except Exception as err:
+        raise ElfError(f"{type(err).__name__}: {err}") from None
+
+
+def _build_id(elf: object, stream: BinaryIO) -> str | None:
+    """NT_GNU_BUILD_ID from the PT_NOTE segments, else from the note sections (a debug file's)."""
+    try:
+        tables = [(h["p_offset"], h["p_filesz"]) for h in _program_headers(elf, stream) if h["p_type"] == "PT_NOTE"]
+        tables += [(h["sh_offset"], h["sh_size"]) for h in _section_headers(elf, stream) if h["sh_type"] == "SHT_NOTE"]
+        order = "little" if elf.little_endian else "big"  # type: ignore[attr-defined]
+        for offset, size in tables:
+            stream.seek(offset)
+            if found := _gnu_build_id(stream.read(min(size, _MAX_NOTES)), order):
+                return found
+    except ElfError:
+        raise
+    except Exception as err:
+        raise ElfError(f"notes unreadable ({type(err).__name__}: {err})") from None
+    return None
+
+
+def _gnu_build_id(raw: bytes, order: str) -> str | None:
+    position = 0
+    while position + 12 <= len(raw):
+        namesz, descsz, kind = (int.from_bytes(raw[position + i:position + i + 4], order) for i in (0, 4, 8))  # type: ignore[arg-type]
+        name_end = position + 12 + ((namesz + 3) & ~3)
+        desc_end = name_end + ((descsz + 3) & ~3)
+        if desc_end > len(raw):
+            return None
+        if kind == _NT_GNU_BUILD_ID and raw[position + 12:position + 12 + namesz].rstrip(b"\0") == b"GNU":
+            return raw[name_end:name_end + descsz].hex()
+        position = desc_end
+    return None
+
+
+class _open:
+    """A binary stream over a path or over bytes, as a context manager."""
+
+    def __init__(self, source: Path | bytes) -> None:
+        self.source = source
+
+    def __enter__(self) -> BinaryIO:
+        if isinstance(self.source, (bytes, bytearray)):
+            self.stream: BinaryIO = io.BytesIO(self.source)
+        else:
+            try:
+                self.stream = open(self.source, "rb")
+            except OSError as err:
+                raise ElfError(err.strerror or str(err)) from None
+        return self.stream
+
+    def __exit__(self, *exc: object) -> None:
+        self.stream.close()
+
+
+def _key(source: Path | bytes, build_id: str | None, size: int) -> str:
+    """Build-id and size (a stripped library and its .debug file share the build-id, not the size)."""
+    if build_id:
+        return f"{build_id}-{size:x}"
+    if isinstance(source, (bytes, bytearray)):
+        return "sha-" + hashlib.sha256(source).hexdigest()[:32]
+    stat = os.stat(source)
+    return "path-" + hashlib.sha256(f"{os.path.realpath(source)}|{size}|{stat.st_mtime_ns}".encode()).hexdigest()[:32]
+
+
+def _read_cache(path: Path) -> SymbolIndex | None:
+    try:
+        index = pickle.loads(path.read_bytes())
+    except Exception:  # missing, stale or broken: rebuilt
+        return None
+    return index if isinstance(index, SymbolIndex) else None
+
+
+def _write_cache(path: Path, index: SymbolIndex) -> None:
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
+            tmp.write(pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp.name, path)
+    except OSError:
+        pass
