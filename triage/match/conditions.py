@@ -13,7 +13,7 @@ import regex
 
 from triage.match.database import Condition
 from triage.match.scanner import Scanner
-from triage.model import Case, Evidence, Where
+from triage.model import Case, Evidence, OffloadTargets, Where
 
 PROSE_FACTOR = 0.5
 MAX_EVIDENCE = 3
@@ -145,15 +145,38 @@ def _fact(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     return Hit(1.0, [lines.evidence(fact.where, cond.id)], {cond.spec["name"]: fact.value})
 
 
+def _with_arch(block: OffloadTargets, arch: str) -> int:
+    """How many bundles of a binary have a code object the GPU can load (its own processor, any
+    feature variant, or a generic target that covers it)."""
+    from triage.inspect.targets import GENERIC
+
+    covering = {arch} | {g for g, members in GENERIC.items() if arch in members}
+    if block.sets:
+        return sum(1 for _, targets in block.sets if any(t.split(":")[0] in covering for t in targets))
+    return max((n for t, n in block.targets.items() if t.split(":")[0] in covering), default=0)
+
+
+def _faulting_modules(case: Case) -> set[str]:
+    """File names of the modules on the stacks and of the fault's module."""
+    names = {f.module for s in case.stacks for f in s.frames if f.module}
+    if case.fault and case.fault.module:
+        names.add(case.fault.module)
+    return {n.replace("\\", "/").rsplit("/", 1)[-1] for n in names}
+
+
 def _binary(cond: Condition, case: Case, lines: Lines) -> Hit | None:
-    """``gpu-arch-missing``: the GPU's arch is absent from at least one offload bundle of a binary."""
+    """``gpu-arch-missing``: the GPU's arch is absent from at least one offload bundle of a binary;
+    ``gpu-arch-missing-in-stack``: and that binary is a module on the crashing stack."""
     arch = case.value("gfx_arch")
-    if cond.spec != "gpu-arch-missing" or not arch:
+    if cond.spec not in ("gpu-arch-missing", "gpu-arch-missing-in-stack") or not arch:
         return None
+    on_stack = _faulting_modules(case) if cond.spec == "gpu-arch-missing-in-stack" else set()
     for block in case.offload:
+        if not block.targets or (cond.spec == "gpu-arch-missing-in-stack" and block.binary not in on_stack):
+            continue
         counts = {t.split(":")[0]: n for t, n in block.targets.items()}
         bundles = block.bundles or max(counts.values())
-        with_arch = counts.get(arch, 0)
+        with_arch = _with_arch(block, arch)
         if with_arch >= bundles:
             continue
         typical = max(counts.values())
@@ -161,10 +184,15 @@ def _binary(cond: Condition, case: Case, lines: Lines) -> Hit | None:
         captures = {"gfx_arch": arch, "bundles": str(bundles), "bundles_with_arch": str(with_arch),
                     "bundles_without_arch": str(bundles - with_arch),
                     "outlier_targets": ", ".join(f"{t} ({counts[t]} bundle{'s' * (counts[t] != 1)})" for t in outliers)}
+        if block.binary:
+            captures["binary"] = block.binary
         evidence = [lines.evidence(w, cond.id) for w, kind in case.line_kinds.items()
                     if kind == "offload" and w.artifact == block.where.artifact
                     and (arch in lines.line(w) or any(t in lines.line(w) for t in outliers)
                          or "BUNDLE" in lines.line(w))]
+        if block.where.line == 0:  # read from the binary itself: quote the inspector's finding
+            evidence = [Evidence(block.where.artifact, 0, f"{with_arch} of {bundles} offload bundles carry code "
+                                 f"for {arch}", cond.id)]
         return Hit(1.0, evidence[:MAX_EVIDENCE + 1] or [lines.evidence(block.where, cond.id)], captures)
     return None
 

@@ -16,21 +16,27 @@ import re
 
 from triage.model import Artifact, Case, OffloadTargets, Where
 
-_COUNT = re.compile(r"^\s*(?P<n>\d+)\s+(?:hip[a-z0-9]*|openmp)-amdgcn-amd-amdhsa-+(?P<t>gfx\w+(?::[\w+-]+)*)(?=\s|$)")
+_COUNT = re.compile(r"^\s*(?P<n>\d+)\s+(?:hip[a-z0-9]*|openmp)-amdgcn-amd-amdhsa-+(?P<t>gfx[0-9a-z]+(?:-\d+)?(?:-generic)?(?::[\w+-]+)*)(?=\s|$)")
 _MARKERS = re.compile(r"\b(?P<n>\d+)\s+(?:x\s+)?`?__CLANG_OFFLOAD_BUNDLE__")
 _NEAR = 20
+# The file a count was made from: the last word before the first pipe of the grep command.
+_GREP_FILE = re.compile(r"\bgrep\b[^|]*?\s(?P<file>[^\s|'\"-][^\s|'\"]*)\s*\|")
 
 
 def parse(artifact: Artifact, case: Case) -> None:
     blocks: list[OffloadTargets] = []
     current: OffloadTargets | None = None
     last = -10
+    binary: str | None = None
     for number, text in enumerate(artifact.lines, 1):
         where = Where(artifact.name, number)
+        if "grep" in text and (g := _GREP_FILE.search(text)):
+            binary = g["file"].rsplit("/", 1)[-1]
         if m := _COUNT.match(text):
             if current is None or number - last > 1:
-                current = OffloadTargets(where=where, targets={})
+                current = OffloadTargets(where=where, targets={}, binary=binary)
                 blocks.append(current)
+                binary = None
             current.targets[m["t"]] = current.targets.get(m["t"], 0) + int(m["n"])
             case.claim(where, "offload", "binary")
             last = number
