@@ -1,0 +1,100 @@
+"""The ``manifest.json`` that ``triage collect`` writes into its bundle.
+
+Recognised by content (``"format": "hip-triage-collect"``), claimed line by line as machine
+output, and read for how the command ended and what could not be collected::
+
+    "run": {..., "ended": "exit code 139 (killed by signal 11, SIGSEGV)", "exit_status": 139,
+            "signal": "SEGV", "stopped_by_collect": null, ...},
+    "missing": {"coredump": "coredumpctl is not installed (systemd-coredump not in use); ..."}
+
+yields the facts ``signal`` = SEGV, ``exit_status`` = 139, ``run_ended`` and one
+``collect_missing`` per item (``coredump: coredumpctl is not installed ...``), which the
+report lists as not collected. A run that collect itself stopped (``--timeout``, Ctrl-C)
+gives no signal: the program did not crash.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from triage.model import Artifact, Case, Where
+from triage.parsers.lines import MAX_LINE
+
+FORMAT = "hip-triage-collect"
+_MARK = re.compile(r'"format"\s*:\s*"hip-triage-collect"')
+_SIGNAL = re.compile(r"[A-Z][A-Z0-9]{0,11}")
+_KEY = re.compile(r'^\s*("(?:[^"\\]|\\.)*")\s*:')
+MAX_CHARS = 4 << 20
+MAX_MISSING = 100
+
+
+def _keys(lines: list[str], start: int) -> dict[str, int]:
+    """Each JSON key that begins a line, at or after line index ``start`` -> the first such index."""
+    found: dict[str, int] = {}
+    for index in range(start, len(lines)):
+        line = lines[index]
+        if len(line) > MAX_LINE or not (m := _KEY.match(line)):
+            continue
+        try:
+            key = json.loads(m[1])
+        except ValueError:
+            continue
+        found.setdefault(key, index)
+    return found
+
+
+def parse(artifact: Artifact, case: Case) -> None:
+    text = artifact.text
+    if not text.lstrip().startswith("{") or not _MARK.search(text[:4096]):
+        return
+    if len(text) > MAX_CHARS:
+        case.warnings.append(f"{artifact.name}: a triage collect manifest over {MAX_CHARS >> 20} MiB; not read")
+        return
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as err:
+        case.warnings.append(f"{artifact.name}: a triage collect manifest that is not valid JSON ({err}); not read")
+        return
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return
+    lines = artifact.lines
+    for number in range(1, len(lines) + 1):
+        case.claim(Where(artifact.name, number), "collect-manifest", "collect-manifest")
+    blocks = _keys(lines, 0)
+    run = data.get("run")
+    if isinstance(run, dict):
+        _run(run, artifact, case, blocks.get("run", 0))
+    missing = data.get("missing")
+    if isinstance(missing, dict):
+        _missing(missing, artifact, case, blocks.get("missing", 0))
+
+
+def _quote(artifact: Artifact, index: int) -> tuple[Where, str]:
+    index = min(max(index, 0), max(len(artifact.lines) - 1, 0))
+    return Where(artifact.name, index + 1), artifact.lines[index].strip() if artifact.lines else ""
+
+
+def _run(run: dict, artifact: Artifact, case: Case, start: int) -> None:
+    keys = _keys(artifact.lines, start)
+    ended = run.get("ended")
+    if isinstance(ended, str):
+        case.add_fact("run_ended", ended[:300], *_quote(artifact, keys.get("ended", start)), 60)
+    if run.get("stopped_by_collect") is not None:
+        return
+    signal, status = run.get("signal"), run.get("exit_status")
+    if isinstance(signal, str) and _SIGNAL.fullmatch(signal):
+        case.add_fact("signal", signal, *_quote(artifact, keys.get("signal", start)), 60)
+        case.inputs.add("fault")
+    if isinstance(status, int) and not isinstance(status, bool):
+        case.add_fact("exit_status", str(status), *_quote(artifact, keys.get("exit_status", start)), 60)
+        case.inputs.add("fault")
+
+
+def _missing(missing: dict, artifact: Artifact, case: Case, start: int) -> None:
+    keys = _keys(artifact.lines, start)
+    for count, (item, why) in enumerate(missing.items()):
+        if count >= MAX_MISSING:
+            break
+        if isinstance(why, str):
+            case.add_fact("collect_missing", f"{item[:100]}: {why[:500]}", *_quote(artifact, keys.get(item, start)), 50)
