@@ -14,7 +14,7 @@ import re
 
 from triage.model import Artifact, Case, Where
 from triage.parsers.amdlog import is_system_path
-from triage.parsers.lines import readable
+from triage.parsers.lines import readable, wanted_lines
 
 GFX = re.compile(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
 _GENERIC = re.compile(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
@@ -48,8 +48,17 @@ def _gfx_score(text: str, where: Where, case: Case) -> int:
     return 60 if _PRIMARY.search(text) else 30 if (_GPU_LABEL.search(text) or "ISA" in text) else 10
 
 
+# A literal that each pattern above needs (in the case the pattern has it): a line without
+# any of them yields no fact, so only the lines holding one are read.
+_CASED = ("gfx", "OS", "kernel", "Linux", "HIP", "COMGR", "LLVM", "amdhip64", "LD_", "HSA_", "ROCR_", "CUDA_", "ROCM_",
+          ":\\")
+_CASELESS = ("gpu", "graphics", "marketing name", "windows", "driver", ".dll", ".exe", "wsl", "/opt/rocm", ".so",
+             "linux", "coredumpctl", "segfault at", "ubuntu", "debian", "fedora", "arch", "nixos", "rocm")
+
+
 def parse(artifact: Artifact, case: Case) -> None:
-    for number, text in enumerate(artifact.lines, 1):
+    for index in wanted_lines(artifact.lines, _CASED, _CASELESS):
+        number, text = index + 1, artifact.lines[index]
         if not text.strip() or not readable(text):
             continue
         where = Where(artifact.name, number)

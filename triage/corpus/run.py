@@ -1,0 +1,307 @@
+"""Run the pipeline over many cases: local processes by default, a Dask cluster on request, with a cache.
+
+What a case is: each path given that is a file (a log, a paste, a .zip/.tar.gz bundle, a dump)
+is one case; a folder that holds an ``expected.yaml`` is one case; any other folder is a
+corpus, and each of its visible entries (sub-folder or file, names starting with ``.``
+skipped) is one case. A case's id is its name (``root/name`` when several roots are given).
+
+The cache has two levels, both keyed by the SHA-256 of the case's bytes (names and
+contents) and by the tool's code (parsers make the parsed case, the row code the row): the
+parsed ``Case`` before symbolizing, and the finished row, also keyed by the content of the
+signature database. A re-run with the same database reads rows; a re-run after a signature
+changed re-matches the parsed cases without reading or parsing the inputs again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import pickle
+import re
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from triage import __version__
+from triage.corpus.rows import COLUMNS, row
+from triage.match import Database, load
+from triage.model import Artifact, Case
+from triage.pipeline import Result, finish
+
+LABEL = "expected.yaml"
+EMPTY = dict.fromkeys(COLUMNS)  # every row has every column: the table is built in C from tuples
+_SAFE = re.compile(r"[^\w.-]+")
+
+
+class CorpusError(ValueError):
+    """The corpus cannot be analysed as asked (no such path, nothing in it, Dask missing)."""
+
+
+@dataclass(frozen=True)
+class CaseRef:
+    id: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every worker needs; plain strings so that it pickles to any process or Dask worker."""
+
+    signatures: str
+    cache: str | None
+    reports: str | None
+    db_key: str
+    code_key: str
+
+
+def find_cases(paths: list[str | os.PathLike]) -> list[CaseRef]:
+    """The cases under the given paths (see the module docstring), in name order."""
+    roots = [Path(p) for p in paths]
+    out: list[CaseRef] = []
+    for root in roots:
+        if not root.exists():
+            raise CorpusError(f"{root}: no such file or folder")
+        prefix = f"{root.resolve().name}/" if len(roots) > 1 else ""
+        if root.is_file() or (root / LABEL).is_file():
+            out.append(CaseRef(prefix + root.resolve().name, str(root.resolve())))
+            continue
+        for child in sorted(root.iterdir()):
+            if child.name.startswith(".") or child.is_symlink() or not (child.is_file() or child.is_dir()):
+                continue
+            out.append(CaseRef(prefix + child.name, str(child.resolve())))
+    return out
+
+
+def _files(path: Path) -> Iterator[tuple[str, Path]]:
+    if path.is_file():
+        yield path.name, path
+        return
+    for child in sorted(path.rglob("*")):
+        if child.is_file() and not child.is_symlink() and not (child.parent == path and child.name == LABEL):
+            yield child.relative_to(path).as_posix(), child
+
+
+def content_hash(path: Path) -> str:
+    """SHA-256 over the names and bytes of a case's files (its label excluded)."""
+    digest = hashlib.sha256()
+    for name, file in _files(path):
+        data = file.read_bytes()
+        digest.update(f"{name}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def label(path: Path) -> dict[str, Any]:
+    """``expected_class``, ``expected_signature`` and ``date`` from a case folder's expected.yaml."""
+    file = path / LABEL
+    if not file.is_file():
+        return {}
+    from triage.resources import load_yaml
+
+    try:
+        data = load_yaml(file)
+    except Exception:  # a broken label is no reason to skip the case
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {"expected_class": data.get("class"), "expected_signature": data.get("signature"),
+            "date": str(data["date"]) if data.get("date") else None}
+
+
+def _tree_key(base: Path, files: list[Path], content: bool) -> str:
+    digest = hashlib.sha256(__version__.encode())
+    for file in sorted(files):
+        stat = file.stat()
+        digest.update(f"{file.relative_to(base).as_posix()}\0{stat.st_size}\0".encode())
+        digest.update(file.read_bytes() if content else str(stat.st_mtime_ns).encode())
+    return digest.hexdigest()[:16]
+
+
+def database_key(folder: Path) -> str:
+    """The signature database's identity: the content of every signature and known-frames file
+    (the user's learned frames included, since they name frames too)."""
+    from triage.symbolize.known_frames import stores
+
+    keys = []
+    for base in [folder, *stores(folder / "frames")[1:]]:
+        files = [p for p in base.rglob("*") if p.is_file() and p.suffix in (".yaml", ".yml", ".json")]
+        keys.append(_tree_key(base, files, True))
+    return keys[0] if len(keys) == 1 else hashlib.sha256("".join(keys).encode()).hexdigest()[:16]
+
+
+def code_key() -> str:
+    """The tool's identity for parsed cases: its version and its Python files as installed."""
+    package = Path(__file__).resolve().parent.parent
+    return _tree_key(package, list(package.rglob("*.py")), False)
+
+
+# -- one case -------------------------------------------------------------------------------------
+
+_DATABASES: dict[str, Database] = {}
+
+
+def _database(folder: str) -> Database:
+    if folder not in _DATABASES:
+        _DATABASES[folder] = load(Path(folder))
+    return _DATABASES[folder]
+
+
+def _store(file: Path, value: Any) -> None:
+    """Write a cache entry atomically; a cache that cannot be written is no error."""
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=file.parent, delete=False) as tmp:
+            tmp.write(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp.name, file)
+    except OSError:
+        pass
+
+
+def _fetch(file: Path) -> Any:
+    try:
+        return pickle.loads(file.read_bytes())
+    except Exception:  # absent, stale or broken: recompute
+        return None
+
+
+def _freeze(case: Case) -> tuple:
+    """A parsed case without each artifact's line list (rebuilt from its text): half the bytes."""
+    return ([(a.name, a.text, a.size, a.data) for a in case.artifacts], dataclasses.replace(case, artifacts=[]))
+
+
+def _thaw(frozen: tuple) -> Case:
+    artifacts, case = frozen
+    case.artifacts = [Artifact(name=n, text=t, size=s, data=d) for n, t, s, d in artifacts]
+    return case
+
+
+def _parse(path: str) -> Case:
+    from triage import parsers
+    from triage.ingest import read_inputs
+
+    artifacts, warnings = read_inputs([path])
+    return parsers.parse(artifacts, warnings)
+
+
+def process(ref: CaseRef, settings: Settings) -> tuple[dict[str, Any], str]:
+    """Triage one case into its row; also say how: ``hit`` (row cached), ``rematch``, ``parse`` or ``error``."""
+    path = Path(ref.path)
+    base: dict[str, Any] = {**EMPTY, "case": ref.id, "path": ref.path}
+    try:
+        base.update(label(path))
+        digest = content_hash(path)
+        cache = Path(settings.cache) if settings.cache else None
+        row_file = (cache / "rows" / digest[:2] / f"{digest}-{settings.code_key}-{settings.db_key}.pickle"
+                    if cache else None)
+        if row_file and not settings.reports and (cached := _fetch(row_file)) is not None:
+            return {**base, **cached, "case": ref.id, "path": ref.path}, "hit"
+        parsed_file = cache / "parsed" / digest[:2] / f"{digest}-{settings.code_key}.pickle" if cache else None
+        frozen = _fetch(parsed_file) if parsed_file else None
+        how = "rematch" if frozen is not None else "parse"
+        if frozen is None:
+            case = _parse(ref.path)
+            if parsed_file:
+                _store(parsed_file, _freeze(case))
+        else:
+            case = _thaw(frozen)
+        values = row(_triage(case, settings, ref))
+        if row_file:
+            _store(row_file, values)
+        return {**base, **values, "case": ref.id, "path": ref.path}, how
+    except Exception as err:
+        from triage.ingest import IngestError
+
+        reason = str(err) if isinstance(err, (IngestError, OSError)) else f"internal error ({type(err).__name__}: {err})"
+        return {**base, "error": reason}, "error"
+
+
+def _triage(case: Case, settings: Settings, ref: CaseRef) -> Result:
+    result = finish(case, _database(settings.signatures), Path(settings.signatures))
+    if settings.reports:
+        from triage.report import render
+
+        (Path(settings.reports) / report_name(ref.id)).write_text(render(result, "html"), encoding="utf-8")
+    return result
+
+
+def report_name(case_id: str) -> str:
+    """The file name of a case's HTML report in the ``--reports`` folder."""
+    return _SAFE.sub("_", case_id) + ".html"
+
+
+def work(batch: list[CaseRef], settings: Settings) -> list[tuple[dict[str, Any], str]]:
+    """A batch of cases in one task: fewer round trips to the pool or the scheduler."""
+    return [process(ref, settings) for ref in batch]
+
+
+# -- many cases -----------------------------------------------------------------------------------
+
+def batches(refs: list[CaseRef], jobs: int) -> list[list[CaseRef]]:
+    """Tasks of a few cases each: enough tasks to balance the workers, few enough to be cheap."""
+    size = max(1, min(32, len(refs) // (jobs * 8) or 1))
+    return [refs[i: i + size] for i in range(0, len(refs), size)]
+
+
+def run_local(refs: list[CaseRef], settings: Settings, jobs: int, tick: Callable[[int], None]) -> list[tuple[dict, str]]:
+    """Every case on ``jobs`` local processes (in this process when ``jobs`` is 1)."""
+    if jobs <= 1 or len(refs) <= 1:
+        out = []
+        for ref in refs:
+            out.append(process(ref, settings))
+            tick(1)
+        return out
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    tasks = batches(refs, jobs)
+    results: dict[int, list] = {}
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(work, batch, settings): number for number, batch in enumerate(tasks)}
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            tick(len(results[futures[future]]))
+    return [item for number in range(len(tasks)) for item in results[number]]
+
+
+def run_dask(refs: list[CaseRef], settings: Settings, address: str, jobs: int,
+             tick: Callable[[int], None]) -> list[tuple[dict, str]]:
+    """Every case on a Dask cluster (``local``: a LocalCluster of ``jobs`` worker processes).
+
+    Workers read the cases by path, so on a real cluster the corpus must be on storage they share.
+    """
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise CorpusError("--dask needs Dask: pip install 'hip-triage[dask]'") from None
+    cluster = None
+    try:
+        if address == "local":
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+            client = Client(cluster)
+        else:
+            client = Client(address, timeout="20s")
+    except OSError as err:
+        if cluster is not None:
+            cluster.close()
+        raise CorpusError(f"cannot reach the Dask scheduler at {address}: {err}") from None
+    try:
+        tasks = batches(refs, jobs)
+        futures = client.map(work, tasks, settings=settings, pure=False)
+        number = {future.key: i for i, future in enumerate(futures)}
+        results: dict[int, list] = {}
+        for future in as_completed(futures):
+            results[number[future.key]] = future.result()
+            tick(len(results[number[future.key]]))
+        return [item for i in range(len(tasks)) for item in results[i]]
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def tally(outcomes: list[tuple[dict, str]]) -> dict[str, int]:
+    """How each case was done: cache ``hit``, ``rematch`` (parsed case reused), ``parse`` or ``error``."""
+    return dict(Counter(how for _, how in outcomes))

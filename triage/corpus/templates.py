@@ -1,0 +1,81 @@
+"""Log templates: a line with its variable parts (ids, addresses, paths, numbers) made placeholders.
+
+Two reports of the same unknown crash differ in pids, addresses, user paths and sizes but
+share their templates, so templates are what unknown cases are clustered on. Only the lines
+that carry an error word are kept (``key_lines``): most lines of a log concern nothing, and
+one C-level pass over each artifact's text finds the rest.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triage.model import Case
+
+# Longest-first alternatives of one pass; each named group becomes its placeholder.
+_VARIABLE = re.compile(
+    r"(?P<id>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)"
+    r"|(?P<path>(?:[A-Za-z]:[\\/]|\.{1,2}/|~/|/)?(?:[\w.@~+-]+[/\\])+[\w.@~+-]*)"
+    r"|(?P<hex>\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-fA-F]*\d)(?=\d*[a-fA-F])[0-9a-fA-F]{8,}\b)"
+    r"|(?P<num>\d+(?:[.,:]\d+)*)"
+)
+_SPACES = re.compile(r"\s+")
+# Searched in the lower-cased text: a case-insensitive alternation is several times slower.
+_KEY_WORD = re.compile(
+    r"error|fail|fatal|abort|exception|fault|received signal|\bsignal:? \d|\bsig(?:segv|abrt|bus|ill|fpe|trap)\b"
+    r"|cannot|can't|unable|invalid|denied|not found|no such|panic|assert|terminat|killed|timeout|timed out|illegal"
+    r"|unsupported|corrupt|hsa_status|^:1:",
+    re.MULTILINE,
+)
+PLACEHOLDERS = {"id": "<id>", "path": "<path>", "hex": "<hex>", "num": "<num>"}
+# Regexes for a placeholder when a template becomes a signature's log pattern.
+PLACEHOLDER_REGEX = {"<id>": r"[0-9a-fA-F-]{36}", "<path>": r"\S+", "<hex>": r"(?:0x)?[0-9a-fA-F]+",
+                     "<num>": r"\d[\d.,:]*"}
+MAX_KEY_LINES = 40
+MAX_LINE_CHARS = 400
+
+
+def template(line: str) -> str:
+    """``hipMalloc(0x7f12, 4096) failed in /home/a/x.so`` -> ``hipMalloc(<hex>, <num>) failed in <path>``."""
+    text = _VARIABLE.sub(lambda m: PLACEHOLDERS[m.lastgroup or "num"], line[:MAX_LINE_CHARS])
+    return _SPACES.sub(" ", text).strip()
+
+
+def key_lines(case: Case, limit: int = MAX_KEY_LINES) -> list[str]:
+    """The case's lines that carry an error word, one per template, in input order."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for artifact in case.artifacts:
+        text = artifact.text
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a character whose lower case is longer: keep offsets right
+            lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+        after = -1
+        for m in _KEY_WORD.finditer(lowered):
+            if m.start() < after:  # another word on a line already taken
+                continue
+            start = text.rfind("\n", 0, m.start()) + 1
+            after = text.find("\n", m.end())
+            after = len(text) if after < 0 else after
+            line = text[start:after].strip()[:MAX_LINE_CHARS]
+            shape = template(line)
+            if shape and shape not in seen:
+                seen.add(shape)
+                out.append(line)
+                if len(out) >= limit:
+                    return out
+    return out
+
+
+def to_regex(shape: str) -> str:
+    """A template as a regex that matches every line it came from (for a drafted signature)."""
+    parts = re.split(r"(<id>|<path>|<hex>|<num>| )", shape)
+    out = []
+    for part in parts:
+        if part in PLACEHOLDER_REGEX:
+            out.append(PLACEHOLDER_REGEX[part])
+        elif part == " ":
+            out.append(r"\s+")
+        elif part:
+            out.append(re.escape(part))
+    return "".join(out)
