@@ -31,3 +31,4 @@ def artifact(text: str, name: str = "paste.txt") -> Artifact:
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests (and the commands they start) cache into a temporary folder, not the user's."""
     os.environ["TRIAGE_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("data"))  # no user's learned frames

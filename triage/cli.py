@@ -75,8 +75,13 @@ def run(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
     signatures: Optional[Path] = typer.Option(None, "--signatures", help="Use this signature folder instead of the shipped one."),
     templates: Optional[Path] = typer.Option(None, "--templates", help="Use report templates from this folder."),
+    symbols: Optional[Path] = typer.Option(None, "--symbols", exists=True, file_okay=False, dir_okay=True,
+                                           help="A folder of ELF libraries or debug files (plain, or the "
+                                           ".build-id/xx/rest.debug layout) to name frames with."),
     redact: bool = typer.Option(False, "--redact", help="Replace user names, host names, IP/MAC/e-mail addresses "
                                 "and serial numbers with placeholders"),
+    labels: bool = typer.Option(False, "--labels", help="Print the issue labels for the result (triage:<class>), one "
+                                "per line, instead of the report (which still goes to -o if given)."),
 ) -> None:
     """Triage a crash: files, folders, zips or - (stdin)."""
     from triage.ingest import IngestError
@@ -86,7 +91,8 @@ def run(
 
     chosen = fmt or (_SUFFIX_FORMAT.get(output.suffix.lower()) if output else None) or Format.text
     try:
-        result = triage(paths, stdin=sys.stdin.buffer if "-" in paths else None, signatures=signatures)
+        result = triage(paths, stdin=sys.stdin.buffer if "-" in paths else None, signatures=signatures,
+                        symbols=symbols)
         if not result.case.artifacts and not result.case.warnings:
             raise fail(f"nothing to read in {' '.join(paths)}")
         report = render(result, chosen.value, templates, redact=redact)
@@ -106,8 +112,12 @@ def run(
             raise fail(f"cannot write {output}: {err.strerror or err}") from None
         top = result.top
         typer.echo(f"{output}: {top.klass} ({round(top.confidence * 100)}%) {top.id}", err=True)
-    else:
+    elif not labels:
         sys.stdout.write(report if report.endswith("\n") else report + "\n")
+    if labels:
+        from triage.issuebot import labels_for
+
+        typer.echo("\n".join(labels_for(result.top.klass)))
     raise typer.Exit(EXIT_UNKNOWN if result.top.klass == "unknown" else EXIT_DIAGNOSED)
 
 

@@ -141,9 +141,23 @@ class OffloadTargets:
     where: Where
     targets: dict[str, int]
     bundles: int | None = None
+    # Per bundle, when read from the binary itself: its file offset and target ids.
+    sets: list[tuple[int, list[str]]] = field(default_factory=list)
+    binary: str | None = None  # the file the targets were read or counted from
 
 
-LIST_FACTS = frozenset({"gfx_archs"})
+@dataclass
+class Finding:
+    """What inspecting a binary or a runtime folder found, for the report (``kind``:
+    ``offload-bundles`` or ``component``)."""
+
+    where: Where
+    kind: str
+    summary: str
+    details: list[str] = field(default_factory=list)
+
+
+LIST_FACTS = frozenset({"gfx_archs", "collect_missing"})
 
 
 @dataclass
@@ -158,6 +172,7 @@ class Case:
     kernel_faults: list[KernelFault] = field(default_factory=list)
     fault: Fault | None = None
     offload: list[OffloadTargets] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     registers: dict[str, int] = field(default_factory=dict)
     instructions: list[tuple[Where, str]] = field(default_factory=list)
     files_listed: list[tuple[Where, str]] = field(default_factory=list)

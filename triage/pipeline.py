@@ -13,6 +13,7 @@ from triage.model import Artifact, Case, Diagnosis
 from triage.parsers import parse
 from triage.resources import data_dir
 from triage.symbolize import symbolize
+from triage.symbolize.known_frames import stores
 
 SCHEMA_VERSION = "1"
 
@@ -28,17 +29,23 @@ class Result:
         return self.diagnoses[0]
 
 
-def analyze(artifacts: list[Artifact], db: Database, folder: Path, warnings: list[str] | None = None) -> Result:
-    """Parse, symbolize and match artifacts that are already read."""
-    case = parse(artifacts, (warnings or []) + db.problems)
-    symbolize(case, folder / "frames")
+def analyze(artifacts: list[Artifact], db: Database, folder: Path, warnings: list[str] | None = None,
+            symbols: Path | None = None) -> Result:
+    """Parse, symbolize and match artifacts that are already read; ``symbols`` is a folder of ELF files."""
+    return finish(parse(artifacts, (warnings or []) + db.problems), db, folder, symbols)
+
+
+def finish(case: Case, db: Database, folder: Path, symbols: Path | None = None) -> Result:
+    """Symbolize and match a parsed case (a corpus run keeps parsed cases to re-match them)."""
+    symbolize(case, stores(folder / "frames"), symbols)
     diagnoses = match(case, db)
     versions = {"tool": __version__, "signatures": db.version, "schema": SCHEMA_VERSION}
     return Result(case=case, diagnoses=diagnoses, versions=versions)
 
 
-def triage(paths: list[str], stdin: BinaryIO | None = None, signatures: Path | None = None) -> Result:
+def triage(paths: list[str], stdin: BinaryIO | None = None, signatures: Path | None = None,
+           symbols: Path | None = None) -> Result:
     """Triage the given inputs (``-`` is stdin). Raises IngestError when an input cannot be read."""
     folder = signatures or data_dir("signatures")
     artifacts, warnings = read_inputs(paths, stdin)
-    return analyze(artifacts, load(folder), folder, warnings)
+    return analyze(artifacts, load(folder), folder, warnings, symbols)

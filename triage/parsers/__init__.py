@@ -19,11 +19,14 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from triage.model import Artifact, Case, Where
-from triage.parsers import amdlog, backtrace, elfcore, envfacts, exitstatus, fault, kernel, listing, minidump, offload, strace, windows
+from triage.parsers import (amdlog, backtrace, elfcore, elflib, envfacts, exitstatus, fatbin, fault, kernel, listing, manifest,
+                            minidump, offload, strace, windows)
 
 # envfacts runs last: it reads which lines the other parsers claimed as machine output.
-LINE_PARSERS = (amdlog, backtrace, kernel, windows, exitstatus, strace, offload, listing, minidump, elfcore, envfacts)
-FINISHERS = (amdlog.finish, envfacts.finish, fault.merge)
+LINE_PARSERS = (amdlog, backtrace, kernel, windows, exitstatus, strace, offload, listing, minidump, elfcore, elflib, fatbin,
+                manifest, envfacts)
+# fatbin.finish reads the GPU and the runtime kind that envfacts.finish settles.
+FINISHERS = (amdlog.finish, envfacts.finish, fatbin.finish, fault.merge)
 
 # Seconds one artifact may take in all parsers; the parsers not yet run on it are skipped.
 ARTIFACT_BUDGET_S = 20.0

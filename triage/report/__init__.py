@@ -13,8 +13,9 @@ from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, selec
 
 from triage.match.database import Database, Signature
 from triage.match.engine import render as fill
-from triage.model import Frame, to_plain
+from triage.model import Fact, Frame, to_plain
 from triage.pipeline import Result
+from triage.report.github import clip, fit_comment
 from triage.resources import cache_dir, data_dir
 
 FORMATS = {"html": "report.html.j2", "md": "report.md.j2", "markdown": "report.md.j2", "text": "summary.txt.j2"}
@@ -40,6 +41,12 @@ def _frame(frame: Frame) -> dict:
         "line": frame.where.line,
         "text": frame.text,
     }
+
+
+def _not_collected(fact: Fact) -> dict:
+    """A ``triage collect`` manifest's "could not collect ITEM: WHY" as the report lists it."""
+    item, _, why = fact.value.partition(": ")
+    return {"item": item, "why": why, "artifact": fact.where.artifact, "line": fact.where.line}
 
 
 def build(result: Result) -> dict:
@@ -68,6 +75,9 @@ def build(result: Result) -> dict:
         ],
         "registers": {name: _hex(value) for name, value in case.registers.items()},
         "missing_files": [{"artifact": w.artifact, "line": w.line, "path": path} for w, path in case.missing_files],
+        "not_collected": [_not_collected(f) for f in case.facts.get("collect_missing", [])],
+        "findings": [{"kind": f.kind, "artifact": f.where.artifact, "line": f.where.line, "summary": f.summary,
+                      "details": f.details} for f in case.findings],
         "ask_for": result.top.ask_for,
         "warnings": case.warnings,
         "artifacts": [{"name": a.name, "size": a.size, "lines": len(a.lines)} for a in case.artifacts],
@@ -92,6 +102,7 @@ def _environment(templates: Path | None) -> Environment:
         lstrip_blocks=True,
     )
     env.filters["pct"] = percent
+    env.filters["clip"] = clip
     return env
 
 
@@ -115,6 +126,12 @@ def render(result: Result, fmt: str, templates: Path | None = None, redact: bool
     if redactor is not None:  # the source view quotes the artifacts, and their names, verbatim
         case_lines = {redactor.text(name): [(n, redactor.text(line)) for n, line in lines]
                       for name, lines in case_lines.items()}
+    if fmt == "html":
+        from triage.report.script import inline_script
+
+        return template.render(report=report, case_lines=case_lines, **inline_script(templates))
+    if FORMATS[fmt] == FORMATS["md"]:  # one GitHub comment, whatever the input
+        return fit_comment(lambda r, lines: template.render(report=r, case_lines=lines), report, case_lines)
     return template.render(report=report, case_lines=case_lines)
 
 
