@@ -152,7 +152,9 @@ def test_paste_gives_the_verdict_in_the_page(browser: cdp.Browser, server: Paste
         title = page.wait_for("(() => { const d = document.getElementById('report').contentDocument;"
                               " const h = d && d.getElementById('verdict-title'); return h && h.textContent; })()")
         assert title and title in verdict
-        assert page.js("document.getElementById('report').contentDocument.querySelectorAll('button.copy').length") > 0
+        # The report's own script adds the Copy buttons once the frame has loaded.
+        assert page.wait_for("document.getElementById('report').contentDocument"
+                             ".querySelectorAll('button.copy').length") > 0
         page.screenshot(artifacts_dir() / f"serve-{case.name}.png")
         assert page.console_errors() == []
         assert page.requests(_only_the_server(server)) == []
