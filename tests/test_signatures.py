@@ -71,3 +71,36 @@ def test_applies_to_skips_a_signature_for_another_os() -> None:
     assert on_linux.id == "amdgpu-ring-timeout"
     assert on_windows.case.value("os") == "windows"
     assert "amdgpu-ring-timeout" not in [d.id for d in on_windows.diagnoses]
+
+
+def test_shipped_examples_are_self_contained() -> None:
+    """An installed package has no tests/ folder: every shipped example must carry its own text."""
+    for path in sorted((ROOT / "signatures").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for kind in ("match", "no_match"):
+            for example in (data.get("tests") or {}).get(kind) or []:
+                assert "file" not in example, f"{path.name}: {example.get('name')}"
+
+
+@pytest.mark.parametrize("signature, fixture", [
+    ("hip-no-device", "amd_log_level_3.stderr.txt"),
+    ("rocm-kfd-not-loaded", "rocminfo.stdout.txt"),
+])
+def test_inlined_examples_are_the_real_rocm5_output(signature: str, fixture: str) -> None:
+    data = yaml.safe_load((ROOT / "signatures" / f"{signature}.yaml").read_text(encoding="utf-8"))
+    inputs = [e.get("input") for e in data["tests"]["match"]]
+    assert (ROOT / "tests" / "fixtures" / "rocm5-nogpu" / fixture).read_text(encoding="utf-8") in inputs
+
+
+def test_an_unreadable_example_file_fails_that_example_only(tmp_path) -> None:
+    import shutil
+
+    folder = tmp_path / "signatures"
+    shutil.copytree(ROOT / "signatures", folder)
+    path = folder / "rocm-kfd-not-loaded.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["tests"]["match"][0] = {"name": "moved away", "file": "../elsewhere/rocminfo.txt"}
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    failed = [o for o in run_examples(load(folder), folder) if not o.passed]
+    assert [(o.signature, o.name) for o in failed] == [("rocm-kfd-not-loaded", "moved away")]
+    assert "cannot be read" in failed[0].reason

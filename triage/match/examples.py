@@ -25,10 +25,19 @@ class Outcome:
     reason: str = ""
 
 
+class ExampleError(Exception):
+    """An example's file cannot be read."""
+
+
 def example_text(example: dict, sig_path: Path) -> str:
-    if "file" in example:
+    """The example's ``input``, or the text of its ``file`` (relative to the signature file)."""
+    if "file" not in example:
+        return str(example.get("input", ""))
+    try:
         return (sig_path.parent / str(example["file"])).read_text(encoding="utf-8")
-    return str(example.get("input", ""))
+    except (OSError, UnicodeDecodeError) as err:
+        raise ExampleError(f"example file {example['file']} cannot be read ({getattr(err, 'strerror', None) or err}); "
+                           "keep example files inside the signature folder, or inline the text as input") from None
 
 
 def run_examples(db: Database, folder: Path) -> list[Outcome]:
@@ -37,7 +46,11 @@ def run_examples(db: Database, folder: Path) -> list[Outcome]:
         for kind in ("match", "no_match"):
             for number, example in enumerate(sig.tests.get(kind) or [], 1):
                 name = str(example.get("name", f"example {number}"))
-                text = example_text(example, sig.path)
+                try:
+                    text = example_text(example, sig.path)
+                except ExampleError as err:
+                    outcomes.append(Outcome(sig.id, kind, name, False, str(err)))
+                    continue
                 result = analyze([Artifact(name=f"{sig.id}#{kind}{number}", text=text, size=len(text))], db, folder)
                 mine = next((d for d in result.diagnoses if d.id == sig.id), None)
                 confidence = mine.confidence if mine else 0.0

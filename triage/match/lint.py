@@ -12,7 +12,7 @@ import regex
 import yaml
 
 from triage.match.database import Database, SignatureError
-from triage.match.examples import example_text
+from triage.match.examples import ExampleError, example_text
 from triage.model import Artifact
 from triage.pipeline import analyze
 from triage.resources import load_yaml
@@ -111,7 +111,11 @@ def check_ties(db: Database, folder: Path) -> list[str]:
     problems = []
     for sig in db.signatures:
         for number, example in enumerate(sig.tests.get("match") or [], 1):
-            text = example_text(example, sig.path)
+            try:
+                text = example_text(example, sig.path)
+            except ExampleError as err:
+                problems.append(f"{sig.id} example {number}: {err}")
+                continue
             result = analyze([Artifact(name="example", text=text, size=len(text))], db, folder)
             ranked = [d for d in result.diagnoses if d.klass != "unknown"]
             if len(ranked) >= 2 and ranked[0].confidence == ranked[1].confidence \
