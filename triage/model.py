@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 
 @dataclass
@@ -234,13 +234,15 @@ class Workaround:
 
 @dataclass
 class Diagnosis:
+    """A candidate answer. Its texts may be pending (``Diagnosis.pending``): filled in when first read."""
+
     id: str
     klass: str
     title: str
     confidence: float
     root_cause: str
     workarounds: list[Workaround] = field(default_factory=list)
-    fix: str = ""
+    fix: str = field(default_factory=str)  # no class attribute, so that a pending fix reaches __getattr__
     evidence: list[Evidence] = field(default_factory=list)
     matched: list[str] = field(default_factory=list)
     against: list[str] = field(default_factory=list)
@@ -249,6 +251,36 @@ class Diagnosis:
     references: list[str] = field(default_factory=list)
     status: str = "stable"
     captures: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def pending(cls, texts: dict[str, Callable[[], Any]], **known: Any) -> Diagnosis:
+        """A diagnosis whose fields in ``texts`` are made by their function when first read.
+
+        Matching ranks every candidate, but most of them are never shown: their texts (templates
+        filled with the case's facts) are rendered only if a report or a template reads them.
+        """
+        for f in dataclasses.fields(cls):  # the other fields as __init__ would set them
+            if f.name not in known and f.name not in texts:
+                known[f.name] = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        diagnosis = cls.__new__(cls)
+        diagnosis.__dict__.update(known, _pending=dict(texts))
+        return diagnosis
+
+    def __getattr__(self, name: str) -> Any:
+        """Only called for a field not set yet: a pending text, made now and kept."""
+        pending = self.__dict__.get("_pending")
+        if not pending or name not in pending:
+            raise AttributeError(name)
+        value = self.__dict__[name] = pending.pop(name)()
+        if not pending:
+            del self.__dict__["_pending"]
+        return value
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Every text made (a pending one is a function, which does not pickle)."""
+        for name in list(self.__dict__.get("_pending", ())):
+            getattr(self, name)
+        return self.__dict__
 
 
 def to_plain(obj: Any) -> Any:

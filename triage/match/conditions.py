@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import compress, count, repeat
 
 import regex
 
@@ -45,7 +46,7 @@ class Hit:
 
 
 class Lines:
-    """Every non-blank input line once, and the lines each log pattern may match.
+    """Every non-blank input line once (``entry``), and the lines each log pattern may match.
 
     One scan of all lines for all patterns (scanner.py) happens here, once per triage; how
     much a line weighs as evidence is worked out only for the lines that matched something.
@@ -54,13 +55,17 @@ class Lines:
     def __init__(self, case: Case, scanner: Scanner) -> None:
         self.by_name = {artifact.name: artifact.lines for artifact in case.artifacts}
         self.claimed: set[Where] = set(case.line_kinds)
-        self.entries: list[tuple[Where, str]] = [
-            (Where(artifact.name, number), line)
-            for artifact in case.artifacts
-            for number, line in enumerate(artifact.lines, 1)
-            if line.strip()
-        ]
-        self.candidates = scanner.scan([text for _, text in self.entries])
+        texts: list[str] = []
+        self._places: list[tuple[str, int]] = []  # (artifact, line number) of each text; a Where only when read
+        for artifact in case.artifacts:
+            texts.extend(filter(str.strip, artifact.lines))
+            self._places.extend(zip(repeat(artifact.name), compress(count(1), map(str.strip, artifact.lines))))
+        self.texts = texts
+        self.candidates = scanner.scan(texts)
+
+    def entry(self, index: int) -> tuple[Where, str]:
+        """The ``index``-th non-blank line of the case and where it is."""
+        return Where(*self._places[index]), self.texts[index]
 
     def weight(self, where: Where, text: str) -> float:
         return 1.0 if where in self.claimed or not is_prose(text) else PROSE_FACTOR
@@ -84,7 +89,7 @@ def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     pattern = cond.pattern("log")
     found: list[tuple[float, Where, regex.Match]] = []
     for index in sorted(candidates):
-        where, text = lines.entries[index]
+        where, text = lines.entry(index)
         if m := pattern.search(text):
             found.append((lines.weight(where, text), where, m))
     if not found:

@@ -1,5 +1,7 @@
 """Rank the signatures that fit a Case and turn the best into diagnoses with filled-in texts.
 
+Texts are filled in when first read (``Diagnosis.pending``): most candidates are never shown.
+
 Confidence of a signature is ``1 - prod(1 - strength_i * weight_i)`` over its conditions
 that held: each condition's ``strength`` is how sure that piece of evidence alone makes us,
 and ``weight_i`` is 1 for machine output and 0.5 for a line a person wrote in prose.
@@ -59,14 +61,32 @@ def render(text: str, context: dict, prose: bool = True) -> str:
     return text.strip()
 
 
-def _ask(entries: list, case: Case, db: Database, context: dict) -> list[str]:
+def _asked(entries: list, case: Case, db: Database) -> list[str]:
+    """The texts of the ``ask_for`` entries whose kind of input the case lacks (chosen now, rendered later)."""
     out = []
     for entry in entries:
         kind, text = (entry, db.ask_for.get(entry, entry)) if isinstance(entry, str) else (
             entry.get("input", ""), entry.get("text", ""))
         if kind not in case.inputs:
-            out.append(render(text, context))
-    return list(dict.fromkeys(out))
+            out.append(text)
+    return out
+
+
+def _rendered(texts: list[str], context: dict) -> list[str]:
+    return list(dict.fromkeys(render(text, context) for text in texts))
+
+
+def _workarounds(sig: Signature, context: dict) -> list[Workaround]:
+    return [
+        Workaround(
+            title=render(str(w.get("title", "")), context),
+            commands=render(str(w.get("commands", "")), context, prose=False),
+            verified=bool(w.get("verified", False)),
+            risk=render(str(w.get("risk", "")), context),
+            note=render(str(w.get("note", "")), context),
+        )
+        for w in sig.workarounds
+    ]
 
 
 def _diagnose(sig: Signature, hits: dict[str, Hit], case: Case, db: Database, base: dict) -> Diagnosis:
@@ -84,29 +104,22 @@ def _diagnose(sig: Signature, hits: dict[str, Hit], case: Case, db: Database, ba
     context = {**base, **captures}
     missing = [f"{c.description or c.id}" + ("" if c.input in case.inputs or c.input == "text" else f" (no {c.input} input)")
                for c in sig.conditions if c.id not in hits and not c.against]
-    workarounds = [
-        Workaround(
-            title=render(str(w.get("title", "")), context),
-            commands=render(str(w.get("commands", "")), context, prose=False),
-            verified=bool(w.get("verified", False)),
-            risk=render(str(w.get("risk", "")), context),
-            note=render(str(w.get("note", "")), context),
-        )
-        for w in sig.workarounds
-    ]
-    return Diagnosis(
+    asks = _asked(sig.ask_for, case, db)
+    return Diagnosis.pending(
+        {
+            "title": lambda: render(sig.title, context),
+            "root_cause": lambda: render(sig.root_cause, context),
+            "workarounds": lambda: _workarounds(sig, context),
+            "fix": lambda: render(sig.fix, context),
+            "ask_for": lambda: _rendered(asks, context),
+        },
         id=sig.id,
         klass=sig.klass,
-        title=render(sig.title, context),
         confidence=round((1 - remaining) * kept, 2),
-        root_cause=render(sig.root_cause, context),
-        workarounds=workarounds,
-        fix=render(sig.fix, context),
         evidence=_dedupe(evidence),
         matched=[c.description or c.id for c in sig.conditions if c.id in hits and not c.against],
         against=[c.description or c.id for c in sig.conditions if c.id in hits and c.against],
         missing=missing,
-        ask_for=_ask(sig.ask_for, case, db, context),
         references=sig.references,
         status=sig.status,
         captures=captures,
@@ -172,15 +185,23 @@ def match(case: Case, db: Database) -> list[Diagnosis]:
 
 
 def _unknown(case: Case, db: Database, base: dict, candidates: list[Diagnosis]) -> Diagnosis:
-    context = dict(base, candidates=candidates)
-    asks = _ask(list(db.unknown.get("ask_for", [])), case, db, context)
-    for candidate in candidates[:2]:
-        asks.extend(a for a in candidate.ask_for if a not in asks)
-    return Diagnosis(
+    context = dict(base, candidates=list(candidates))  # a copy: the answer is put in front of the list
+    own = _asked(list(db.unknown.get("ask_for", [])), case, db)
+    closest = candidates[:2]
+
+    def ask_for() -> list[str]:
+        asks = _rendered(own, context)
+        for candidate in closest:
+            asks.extend(a for a in candidate.ask_for if a not in asks)
+        return asks
+
+    return Diagnosis.pending(
+        {
+            "title": lambda: render(str(db.unknown.get("title", "No known failure matched")), context),
+            "root_cause": lambda: render(str(db.unknown.get("root_cause", "")), context),
+            "ask_for": ask_for,
+        },
         id="unknown",
         klass="unknown",
-        title=render(str(db.unknown.get("title", "No known failure matched")), context),
         confidence=0.0,
-        root_cause=render(str(db.unknown.get("root_cause", "")), context),
-        ask_for=asks,
     )

@@ -21,13 +21,19 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, LogEvent, Where
+from triage.parsers.lines import records
 
-_LINE = re.compile(
-    r"(?:^|(?<=\s)):(?P<level>[0-6]):\s*(?P<src>(?:[\w.+-]+\.(?:cpp|hpp|cc|h|c))?)\s*:\s*(?P<sline>\d+)\s*:\s?(?P<rest>.*)$"
-)
-_TIMESTAMP = re.compile(r"^\s*(?P<ts>\d+)\s*us:\s*")
-_PID_TID = re.compile(
-    r"^(?:\[pid:\s*(?P<pid>\d+)\s+tid:\s*(?P<tid>0x[0-9a-fA-F]+)\s*\]|(?P<pid2>\d+)\s*:\s*\[tid:\s*(?P<tid2>0x[0-9a-fA-F]+)\s*\])\s*"
+# A record, found in the whole text (lines.records): its level follows whitespace or the start of
+# its line, then come an optional timestamp, optional pid and tid, and the message. No part of it
+# crosses a newline, so each line holds at most one, as if searched alone.
+_RECORD = re.compile(
+    r":(?<=\s:)(?P<level>[0-6]):[^\S\n]*(?P<src>(?:[\w.+-]+\.(?:cpp|hpp|cc|h|c))?)[^\S\n]*:[^\S\n]*(?P<sline>\d+)"
+    r"[^\S\n]*:[^\S\n]?"
+    r"(?:[^\S\n]*(?P<ts>\d+)[^\S\n]*us:[^\S\n]*)?"
+    r"(?:(?:\[pid:[^\S\n]*(?P<pid>\d+)[^\S\n]+tid:[^\S\n]*(?P<tid>0x[0-9a-fA-F]+)[^\S\n]*\]"
+    r"|(?P<pid2>\d+)[^\S\n]*:[^\S\n]*\[tid:[^\S\n]*(?P<tid2>0x[0-9a-fA-F]+)[^\S\n]*\])[^\S\n]*)?"
+    r"(?P<message>.*)$",
+    re.M,
 )
 _CONTINUATION = re.compile(
     r"^\s*(?:(?:error|warning|note|fatal error)\s*:|ld(?:\.lld)?:|lld:|clang(?:\+\+)?(?:-\d+)?:|Error:|"
@@ -49,31 +55,30 @@ def gfx_name(major: int, minor: int, stepping: int) -> str:
 def parse(artifact: Artifact, case: Case) -> None:
     """Add every runtime log record of the artifact to the case, grouped into runs."""
     run = max((e.run for e in case.events), default=-1) + 1
-    last_line = None
+    last_line = 0  # the number of the last line read as part of a record
     last_event: LogEvent | None = None
     run_has_version = False
-    for number, text in enumerate(artifact.lines, 1):
+    lines = artifact.lines
+
+    def continuations(before: int) -> None:
+        """The relayed lines right after the last record, up to line index ``before``."""
+        nonlocal last_line
+        while last_event is not None and last_line < before and _CONTINUATION.match(lines[last_line]):
+            where = Where(artifact.name, last_line + 1)
+            case.events.append(LogEvent(last_event.level, "", 0, lines[last_line].strip(), where, run=run))
+            case.claim(where, "amdlog")
+            last_line += 1
+
+    for index, m in records(lines, _RECORD):
+        if last_line < index:
+            continuations(index)
+        number = index + 1
         where = Where(artifact.name, number)
-        m = _LINE.search(text)
-        if m is None:
-            if last_event is not None and number - last_line <= 1 and _CONTINUATION.match(text):
-                event = LogEvent(last_event.level, "", 0, text.strip(), where, run=run)
-                case.events.append(event)
-                case.claim(where, "amdlog")
-                last_line = number
-            continue
-        message = m["rest"]
-        ts = _TIMESTAMP.match(message)
-        timestamp = int(ts["ts"]) if ts else None
-        if ts:
-            message = message[ts.end():]
-        ids = _PID_TID.match(message)
-        pid = tid = None
-        if ids:
-            pid = int(ids["pid"] or ids["pid2"])
-            tid = ids["tid"] or ids["tid2"]
-            message = message[ids.end():]
-        is_version = _HIP_VERSION.search(message) is not None
+        level, source, source_line, ts, pid, tid, pid2, tid2, message = m.groups()
+        timestamp = int(ts) if ts else None
+        tid = tid or tid2
+        pid = int(pid or pid2) if tid else None
+        is_version = "HIP Version:" in message and _HIP_VERSION.search(message) is not None
         if last_event is not None and (
             number - last_line > _GAP_LINES
             or (pid is not None and last_event.pid is not None and pid != last_event.pid)
@@ -84,9 +89,9 @@ def parse(artifact: Artifact, case: Case) -> None:
             run_has_version = False
         run_has_version = run_has_version or is_version
         event = LogEvent(
-            level=int(m["level"]),
-            source=m["src"],
-            source_line=int(m["sline"]),
+            level=int(level),
+            source=source,
+            source_line=int(source_line),
             message=message.strip(),
             where=where,
             timestamp_us=timestamp,
@@ -97,6 +102,7 @@ def parse(artifact: Artifact, case: Case) -> None:
         case.events.append(event)
         case.claim(where, "amdlog", "hip-log")
         last_event, last_line = event, number
+    continuations(len(lines))
 
 
 def finish(case: Case) -> None:
@@ -110,7 +116,8 @@ def finish(case: Case) -> None:
         return
     case.failing_run = max(runs, key=lambda r: (runs[r], r))
     seen_gfx: set[int] = set()
-    for event in case.events:
+    telling = _telling(case.events)
+    for event in telling:
         failing = event.run == case.failing_run
         score = 100 if failing else 40
         msg = event.message
@@ -126,13 +133,18 @@ def finish(case: Case) -> None:
             seen_gfx.add(event.run)
             case.add_fact("gfx_arch", name, event.where, msg, score if first_in_run else score - 10)
             case.add_fact("gfx_archs", name, event.where, msg, score)
-    _system_runtime_facts(case)
+    _system_runtime_facts(case, telling)
 
 
-def _system_runtime_facts(case: Case) -> None:
+def _telling(events: list[LogEvent]) -> list[LogEvent]:
+    """The records that may state a fact: each fact pattern needs "HIP", "COMGR" or "Gfx"."""
+    return [e for e in events if "HIP" in e.message or "COMGR" in e.message or "Gfx" in e.message]
+
+
+def _system_runtime_facts(case: Case, telling: list[LogEvent]) -> None:
     """A run that loaded an installed runtime (not the failing one) tells the system HIP version."""
-    paths = {e.run: _HIP_PATH.search(e.message)["p"] for e in case.events if _HIP_PATH.search(e.message)}
-    for event in case.events:
+    paths = {e.run: _HIP_PATH.search(e.message)["p"] for e in telling if _HIP_PATH.search(e.message)}
+    for event in telling:
         if event.run == case.failing_run:
             continue
         path = paths.get(event.run, "")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Frame, Stack, Where
-from triage.parsers.lines import readable
+from triage.parsers.lines import lines_with, readable
 
 _FRAME = re.compile(r"^\s*#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
 _ADDRESS = re.compile(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
@@ -42,6 +42,12 @@ _REGISTER = re.compile(
     r"^\s*(?:\(gdb\)\s*)?(?P<r>r[abcd]x|r[sd]i|r[bs]p|r(?:8|9|1[0-5])|rip|eflags)\s+(?P<v>0x[0-9a-fA-F]+)\b"
 )
 _CURRENT_INSN = re.compile(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
+# What each pattern above cannot match without: a line holding none of these is read by none.
+_NEEDLES = (
+    re.compile(r"#\d"), "Stack trace of thread", "\nThread ", "Signal:", "si_code", "signal SIG", "Segmentation fault",
+    "Aborted", "Bus error", "Illegal instruction", "Floating point exception", "Executable:", "=>",
+    re.compile(r"\n[^\S\n]*(?:\(gdb\)[^\S\n]*)?(?:r[abcd]x|r[sd]i|r[bs]p|r8|r9|r1[0-5]|rip|eflags)"),
+)
 
 
 
@@ -102,7 +108,9 @@ def parse(artifact: Artifact, case: Case) -> None:
     current: list[Frame] = []
     start = thread = None
     last = -10
-    for number, text in enumerate(artifact.lines, 1):
+    lines = artifact.lines
+    for index in lines_with(lines, _NEEDLES):
+        number, text = index + 1, lines[index]
         if not readable(text):
             continue
         where = Where(artifact.name, number)

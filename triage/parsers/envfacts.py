@@ -49,11 +49,11 @@ def _gfx_score(text: str, where: Where, case: Case) -> int:
 
 
 # A literal that each pattern above needs (in the case the pattern has it): a line without
-# any of them yields no fact, so only the lines holding one are read.
-_CASED = ("gfx", "OS", "kernel", "Linux", "HIP", "COMGR", "LLVM", "amdhip64", "LD_", "HSA_", "ROCR_", "CUDA_", "ROCM_",
-          ":\\")
-_CASELESS = ("gpu", "graphics", "marketing name", "windows", "driver", ".dll", ".exe", "wsl", "/opt/rocm", ".so",
-             "linux", "coredumpctl", "segfault at", "ubuntu", "debian", "fedora", "arch", "nixos", "rocm")
+# any of them yields no fact, so only the lines holding one are read. Each literal is searched
+# through the whole text, so one that holds another ("Linux", "ROCM_", "/opt/rocm") is left out.
+_CASED = ("gfx", "OS", "kernel", "HIP", "COMGR", "LLVM", "amdhip64", "LD_", "HSA_", "ROCR_", "CUDA_", ":\\")
+_CASELESS = ("gpu", "graphics", "marketing name", "windows", "driver", ".dll", ".exe", "wsl", ".so", "linux",
+             "coredumpctl", "segfault at", "ubuntu", "debian", "fedora", "arch", "nixos", "rocm")
 
 
 def parse(artifact: Artifact, case: Case) -> None:
@@ -103,13 +103,15 @@ def _versions(text: str, where: Where, case: Case) -> None:
         case.add_fact("rocm_version_system", m["v"], where, text.strip(), 40)
     for m in _ROCM_PATH.finditer(text):
         case.add_fact("rocm_path_system", m["p"], where, text.strip(), 20)
-    bundled = _BUNDLED.search(text) is not None
-    system = _SYSTEM.search(text) is not None
-    if bundled != system:
-        suffix = "" if bundled else "_system"
-        for m in _COMPONENT_VERSIONS.finditer(text):
-            case.add_fact(f"{m['what'].lower()}_version{suffix}", m["v"], where, text.strip(), 50)
-    if case.line_kinds.get(where) not in ("frame", "amdlog") and (m := _HIP_RUNTIME_PATH.search(text)):
+    if "HIP" in text or "COMGR" in text or "LLVM" in text:  # what _COMPONENT_VERSIONS needs
+        bundled = _BUNDLED.search(text) is not None
+        system = _SYSTEM.search(text) is not None
+        if bundled != system:
+            suffix = "" if bundled else "_system"
+            for m in _COMPONENT_VERSIONS.finditer(text):
+                case.add_fact(f"{m['what'].lower()}_version{suffix}", m["v"], where, text.strip(), 50)
+    if ("amdhip64" in text and case.line_kinds.get(where) not in ("frame", "amdlog")
+            and (m := _HIP_RUNTIME_PATH.search(text))):
         if re.search(r"HIP (?:runtime|library)|loaded|using", text, re.I):
             case.add_fact("hip_library_path", m["p"], where, text.strip(), 50)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, KernelFault, Where
+from triage.parsers.lines import lines_with
 
 _SEGFAULT = re.compile(
     r"(?<![^\s:])(?P<comm>[^\[\]\n:]{1,15}?)\[(?P<pid>[^\]\s]{0,12})\]:?\s+"
@@ -44,9 +45,9 @@ def access_from_error(error: int | None) -> str | None:
 
 def parse(artifact: Artifact, case: Case) -> None:
     """Add each segfault / general-protection line as a KernelFault."""
-    for number, text in enumerate(artifact.lines, 1):
-        if "segfault at" not in text and "general protection" not in text:
-            continue
+    lines = artifact.lines
+    for index in lines_with(lines, ("segfault at", "general protection")):
+        number, text = index + 1, lines[index]
         m = _SEGFAULT.search(text)
         if m is None:
             continue

@@ -13,11 +13,16 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Where
+from triage.parsers.lines import Walk, lines_with
 
 _COMMAND = re.compile(r"^\s*(?:\$|#|PS [^>]*>|>)\s*(?:ls|dir|tree|find)\b")
 _LONG = re.compile(r"^[-dl][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+\d+\s+\w+\s+\d+\s+[\d:]+\s+(?P<name>.+?)(?: -> .*)?$")
 _NAME = re.compile(r"^(?:[\w.+@-]+/?|\.\.\.)$")
 _FILEISH = re.compile(r"\.(?:so(?:\.\d+)*|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)$|/$")
+# A command line, an ``ls -l`` line, or a name that looks like a file: a listing that no command
+# introduces is one of those, and one that a command introduces is read line by line after it.
+_NEEDLES = (re.compile(r"\n(?:[^\S\n]*(?:\$|#|PS |>)|[-dl][rwxsStT-]{9})"),
+            re.compile(r"\.(?:so|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)"), re.compile(r"/(?<=[\w.+@-]/)(?:\s|\Z)"))
 
 
 def _names(text: str, after_command: bool) -> list[str] | None:
@@ -34,14 +39,20 @@ def _names(text: str, after_command: bool) -> list[str] | None:
 
 def parse(artifact: Artifact, case: Case) -> None:
     in_listing = False
-    for number, text in enumerate(artifact.lines, 1):
+    lines = artifact.lines
+    walk = Walk(lines_with(lines, _NEEDLES), len(lines))
+    for index in walk:
+        number, text = index + 1, lines[index]
         if _COMMAND.match(text):
             in_listing = True
+            walk.follow()
             continue
         names = _names(text, in_listing) if text.strip() else None
         if names is None:
             in_listing = False
             continue
+        if in_listing:
+            walk.follow()
         where = Where(artifact.name, number)
         case.claim(where, "listing", "listing")
         case.files_listed.extend((where, name) for name in names)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Frame, Stack, Where
-from triage.parsers.lines import readable
+from triage.parsers.lines import lines_with, readable
 
 PLAUSIBLE_FUNCTION_BYTES = 0x10000
 
@@ -33,6 +33,8 @@ _WINDBG = re.compile(
 )
 _FAULTING_MODULE = re.compile(r"Faulting module name:\s*(?P<m>[^,\s]+)")
 _FAULT_OFFSET = re.compile(r"Fault offset:\s*(?P<o>0x[0-9a-fA-F]+)")
+# What each pattern above cannot match without: a line holding none of these is read by none.
+_NEEDLES = ("Faulting module name:", "Fault offset:", re.compile(r"\n[^\S\n]*(?:0x|[0-9a-fA-F]{2}[^\S\n])"))
 
 
 def _module_name(path: str) -> str:
@@ -68,7 +70,9 @@ def _frame(where: Where, text: str) -> Frame | None:
 def parse(artifact: Artifact, case: Case) -> None:
     frames: list[Frame] = []
     last = -10
-    for number, text in enumerate(artifact.lines, 1):
+    lines = artifact.lines
+    for index in lines_with(lines, _NEEDLES, lowered=("exception",)):
+        number, text = index + 1, lines[index]
         if not readable(text):
             continue
         where = Where(artifact.name, number)

@@ -22,6 +22,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -101,13 +102,26 @@ def stores(shipped: Path) -> list[Path]:
     return [shipped] + ([user] if user.is_dir() and user.resolve() != shipped.resolve() else [])
 
 
+# Parsed build files: path -> (mtime, size, YAML). Every triage of a corpus run reads the same files.
+_PARSED: dict[str, tuple[int, int, Any]] = {}
+
+
+def _parsed(path: Path) -> Any:
+    """The file's YAML, parsed again only when the file changed (callers only read it)."""
+    stat = path.stat()
+    cached = _PARSED.get(str(path))
+    if cached is None or cached[:2] != (stat.st_mtime_ns, stat.st_size):
+        cached = _PARSED[str(path)] = (stat.st_mtime_ns, stat.st_size, load_yaml(path))
+    return cached[2]
+
+
 def load(folder: Path) -> tuple[list[Build], list[str]]:
     """Read every build file; a broken file is a warning, not a failure."""
     builds: list[Build] = []
     problems: list[str] = []
     for path in sorted(folder.glob("*.yaml")):
         try:
-            data = load_yaml(path)
+            data = _parsed(path)
             delta = data.get("file_offset_delta")
             build_id = data.get("build_id")
             if not data.get("version") and not build_id:
