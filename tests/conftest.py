@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
 from triage.model import Artifact
+
+if TYPE_CHECKING:
+    from tests import cdp
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
@@ -32,3 +36,15 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests (and the commands they start) cache into a temporary folder, not the user's."""
     os.environ["TRIAGE_CACHE"] = str(tmp_path_factory.mktemp("cache"))
     os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("data"))  # no user's learned frames
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator["cdp.Browser"]:
+    """One headless Chromium per test module (tests/cdp.py); the modules skip when it is absent."""
+    from tests import cdp
+
+    b = cdp.Browser()
+    try:
+        yield b
+    finally:
+        b.close()

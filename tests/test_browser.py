@@ -42,15 +42,6 @@ def artifacts_dir() -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[cdp.Browser]:
-    b = cdp.Browser()
-    try:
-        yield b
-    finally:
-        b.close()
-
-
 @pytest.fixture
 def page(browser: cdp.Browser) -> Iterator[cdp.Page]:
     p = browser.page()

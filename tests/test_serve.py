@@ -116,15 +116,6 @@ def test_serve_command_warns_off_loopback_and_fails_cleanly_on_a_bad_port() -> N
 # --- in the browser -------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[cdp.Browser]:
-    b = cdp.Browser()
-    try:
-        yield b
-    finally:
-        b.close()
-
-
 def _open(browser: cdp.Browser, server: PasteServer, width: int = 1280) -> cdp.Page:
     page = browser.page(width)
     page.goto(server.url)

@@ -7,6 +7,8 @@ finds them at the top of the tree.
 from __future__ import annotations
 
 import os
+import pickle
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +51,22 @@ def cache_dir(name: str) -> Path | None:
     except OSError:
         return None
     return folder
+
+
+def read_cached(file: Path) -> Any:
+    """A cache entry, or None when it is absent, stale or broken (the caller recomputes it)."""
+    try:
+        return pickle.loads(file.read_bytes())
+    except Exception:
+        return None
+
+
+def write_cached(file: Path, value: Any) -> None:
+    """Write a cache entry atomically (readers never see half a file); a cache that cannot be written is no error."""
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=file.parent, delete=False) as tmp:
+            tmp.write(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp.name, file)
+    except OSError:
+        pass

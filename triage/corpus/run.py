@@ -17,9 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import pickle
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from triage.corpus.rows import COLUMNS, row
 from triage.match import Database, load
 from triage.model import Artifact, Case
 from triage.pipeline import Result, finish
+from triage.resources import read_cached, write_cached
 
 LABEL = "expected.yaml"
 EMPTY = dict.fromkeys(COLUMNS)  # every row has every column: the table is built in C from tuples
@@ -150,24 +149,6 @@ def _database(folder: str) -> Database:
     return _DATABASES[folder]
 
 
-def _store(file: Path, value: Any) -> None:
-    """Write a cache entry atomically; a cache that cannot be written is no error."""
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=file.parent, delete=False) as tmp:
-            tmp.write(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp.name, file)
-    except OSError:
-        pass
-
-
-def _fetch(file: Path) -> Any:
-    try:
-        return pickle.loads(file.read_bytes())
-    except Exception:  # absent, stale or broken: recompute
-        return None
-
-
 def _freeze(case: Case) -> tuple:
     """A parsed case without each artifact's line list (rebuilt from its text): half the bytes."""
     return ([(a.name, a.text, a.size, a.data) for a in case.artifacts], dataclasses.replace(case, artifacts=[]))
@@ -197,20 +178,20 @@ def process(ref: CaseRef, settings: Settings) -> tuple[dict[str, Any], str]:
         cache = Path(settings.cache) if settings.cache else None
         row_file = (cache / "rows" / digest[:2] / f"{digest}-{settings.code_key}-{settings.db_key}.pickle"
                     if cache else None)
-        if row_file and not settings.reports and (cached := _fetch(row_file)) is not None:
+        if row_file and not settings.reports and (cached := read_cached(row_file)) is not None:
             return {**base, **cached, "case": ref.id, "path": ref.path}, "hit"
         parsed_file = cache / "parsed" / digest[:2] / f"{digest}-{settings.code_key}.pickle" if cache else None
-        frozen = _fetch(parsed_file) if parsed_file else None
+        frozen = read_cached(parsed_file) if parsed_file else None
         how = "rematch" if frozen is not None else "parse"
         if frozen is None:
             case = _parse(ref.path)
             if parsed_file:
-                _store(parsed_file, _freeze(case))
+                write_cached(parsed_file, _freeze(case))
         else:
             case = _thaw(frozen)
         values = row(_triage(case, settings, ref))
         if row_file:
-            _store(row_file, values)
+            write_cached(row_file, values)
         return {**base, **values, "case": ref.id, "path": ref.path}, how
     except Exception as err:
         from triage.ingest import IngestError

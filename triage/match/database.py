@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ import yaml
 
 from triage import __version__
 from triage.match.scanner import Scanner
-from triage.resources import cache_dir, load_yaml
+from triage.resources import cache_dir, load_yaml, read_cached, write_cached
 
 CONDITION_KINDS = ("log", "frame", "fault", "fact", "binary", "listing")
 # The input a condition reads; when that input is absent the report asks for it.
@@ -174,19 +172,11 @@ def load(folder: Path) -> Database:
         (name, st.st_mtime_ns, st.st_size) for name, st in stats]).encode()).hexdigest()[:24]
     cache = cache_dir("signatures")
     cached = cache / f"{stamp}.pickle" if cache else None
-    if cached and cached.is_file():
-        try:
-            return pickle.loads(cached.read_bytes())
-        except Exception:  # a stale or broken cache entry is rebuilt
-            pass
+    if cached and isinstance(db := read_cached(cached), Database):
+        return db
     db = _load(folder)
     if cached:
-        try:
-            with tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp:
-                tmp.write(pickle.dumps(db, protocol=pickle.HIGHEST_PROTOCOL))
-            os.replace(tmp.name, cached)
-        except OSError:
-            pass
+        write_cached(cached, db)
     return db
 
 

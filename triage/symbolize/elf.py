@@ -14,16 +14,14 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import pickle
 import struct
-import tempfile
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from triage.resources import cache_dir
+from triage.resources import cache_dir, read_cached, write_cached
 
 FORMAT = 1  # bump when the pickled layout changes
 _STT_FUNC, _STT_GNU_IFUNC = 2, 10
@@ -133,11 +131,11 @@ def load_index(source: Path | bytes) -> SymbolIndex:
             return _memo[key]
         folder = cache_dir("symbols")
         cached = folder / f"{key}.v{FORMAT}.pickle" if folder else None
-        index = _read_cache(cached) if cached else None
-        if index is None:
+        index = read_cached(cached) if cached else None
+        if not isinstance(index, SymbolIndex):
             index = build(elf, stream, build_id)
             if cached:
-                _write_cache(cached, index)
+                write_cached(cached, index)
     _memo[key] = index
     return index
 
@@ -306,20 +304,3 @@ def _key(source: Path | bytes, build_id: str | None, size: int) -> str:
         return "sha-" + hashlib.sha256(source).hexdigest()[:32]
     stat = os.stat(source)
     return "path-" + hashlib.sha256(f"{os.path.realpath(source)}|{size}|{stat.st_mtime_ns}".encode()).hexdigest()[:32]
-
-
-def _read_cache(path: Path) -> SymbolIndex | None:
-    try:
-        index = pickle.loads(path.read_bytes())
-    except Exception:  # missing, stale or broken: rebuilt
-        return None
-    return index if isinstance(index, SymbolIndex) else None
-
-
-def _write_cache(path: Path, index: SymbolIndex) -> None:
-    try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
-            tmp.write(pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp.name, path)
-    except OSError:
-        pass
