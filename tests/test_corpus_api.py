@@ -100,6 +100,18 @@ def test_a_case_is_each_entry_of_a_corpus_folder(tmp_path: Path) -> None:
         find_cases([tmp_path / "missing"])
 
 
+def test_a_label_yaml_labels_the_case_and_is_not_evidence(tmp_path: Path) -> None:
+    """The labelled real-world set keeps its label in label.yaml, whose text names the failure."""
+    case = tmp_path / "one"
+    case.mkdir()
+    (case / "label.yaml").write_text("class: device-libs-missing\nsummary: Couldn't create blit kernels!\n")
+    (case / "input.txt").write_text("nothing of note\n")
+    assert [c.id for c in find_cases([case])] == ["one"]
+    table = analyze([case], jobs=1, cache=False)
+    assert table["expected_class"].tolist() == ["device-libs-missing"]
+    assert table["class"].tolist() == ["unknown"]
+
+
 def test_unreadable_case_is_a_row_with_its_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     (tmp_path / "ok.log").write_text("Segmentation fault (core dumped)\n")

@@ -158,3 +158,13 @@ def test_parse_budget_stops_a_slow_artifact(monkeypatch: pytest.MonkeyPatch) -> 
                           Artifact(name="fine.log", text="Segmentation fault\n", size=19)])
     assert any(w.startswith("slow.log: parsing stopped after") for w in case.warnings)
     assert not any(w.startswith("fine.log") for w in case.warnings)
+
+
+@pytest.mark.parametrize("label", ["expected.yaml", "label.yaml"])
+def test_a_case_label_is_never_evidence(tmp_path: Path, label: str) -> None:
+    (tmp_path / label).write_text("class: device-libs-missing\nsummary: Couldn't create blit kernels!\n")
+    (tmp_path / "hip.log").write_text("nothing here\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / label).write_text("only a label at the case's top is skipped\n")
+    artifacts, _ = read_inputs([str(tmp_path)])
+    assert sorted(a.name for a in artifacts) == ["hip.log", f"sub/{label}"]

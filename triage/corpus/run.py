@@ -1,7 +1,8 @@
 """Run the pipeline over many cases: local processes by default, a Dask cluster on request, with a cache.
 
 What a case is: each path given that is a file (a log, a paste, a .zip/.tar.gz bundle, a dump)
-is one case; a folder that holds an ``expected.yaml`` is one case; any other folder is a
+is one case; a folder that holds a label (``expected.yaml``, or the real-world set's
+``label.yaml``) is one case; any other folder is a
 corpus, and each of its visible entries (sub-folder or file, names starting with ``.``
 skipped) is one case. A case's id is its name (``root/name`` when several roots are given).
 
@@ -29,9 +30,9 @@ from triage.corpus.rows import COLUMNS, row
 from triage.match import Database, load
 from triage.model import Artifact, Case
 from triage.pipeline import Result, finish
+from triage.ingest.reader import CASE_LABELS
 from triage.resources import read_cached, write_cached
 
-LABEL = "expected.yaml"
 EMPTY = dict.fromkeys(COLUMNS)  # every row has every column: the table is built in C from tuples
 _SAFE = re.compile(r"[^\w.-]+")
 
@@ -65,7 +66,7 @@ def find_cases(paths: list[str | os.PathLike]) -> list[CaseRef]:
         if not root.exists():
             raise CorpusError(f"{root}: no such file or folder")
         prefix = f"{root.resolve().name}/" if len(roots) > 1 else ""
-        if root.is_file() or (root / LABEL).is_file():
+        if root.is_file() or _label_file(root):
             out.append(CaseRef(prefix + root.resolve().name, str(root.resolve())))
             continue
         for child in sorted(root.iterdir()):
@@ -80,7 +81,7 @@ def _files(path: Path) -> Iterator[tuple[str, Path]]:
         yield path.name, path
         return
     for child in sorted(path.rglob("*")):
-        if child.is_file() and not child.is_symlink() and not (child.parent == path and child.name == LABEL):
+        if child.is_file() and not child.is_symlink() and not (child.parent == path and child.name in CASE_LABELS):
             yield child.relative_to(path).as_posix(), child
 
 
@@ -94,10 +95,14 @@ def content_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _label_file(folder: Path) -> Path | None:
+    return next((folder / name for name in CASE_LABELS if (folder / name).is_file()), None)
+
+
 def label(path: Path) -> dict[str, Any]:
-    """``expected_class``, ``expected_signature`` and ``date`` from a case folder's expected.yaml."""
-    file = path / LABEL
-    if not file.is_file():
+    """``expected_class``, ``expected_signature`` and ``date`` from a case folder's label file."""
+    file = _label_file(path)
+    if file is None:
         return {}
     from triage.resources import load_yaml
 

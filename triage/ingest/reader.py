@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     import tarfile
     import zipfile
 
-# A corpus case folder keeps its label here; it is never evidence.
-CASE_LABEL = "expected.yaml"
+# A labelled case folder's label (this project's corpus/ and the labelled real-world set): never evidence.
+CASE_LABELS = ("expected.yaml", "label.yaml")
 
 _CHUNK = 1 << 20
 _LONG_LINE_WARNINGS = 5  # per artifact; the rest are counted in one more warning
@@ -418,7 +418,7 @@ class _Reader:
     def add_path(self, path: Path) -> None:
         if path.is_dir():
             for child in sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink()):
-                if child.name == CASE_LABEL and child.parent == path:
+                if child.name in CASE_LABELS and child.parent == path:
                     continue
                 self._file(child, child.relative_to(path).as_posix())
         elif path.is_file():
