@@ -6,7 +6,7 @@ import pickle
 import re
 
 from triage.model import Diagnosis
-from triage.parsers.lines import Walk, lines_with, records, wanted_lines
+from triage.parsers.lines import Walk, lines_with, records
 
 
 def test_lines_with_finds_each_line_once_in_order() -> None:
@@ -27,10 +27,10 @@ def test_lowered_needles_take_what_ignorecase_takes() -> None:
     assert all(i in found for i, line in enumerate(lines) if re.search("exception", line, re.I))
 
 
-def test_wanted_lines_casefolds_without_losing_count_of_lines() -> None:
+def test_lowered_needles_casefold_without_losing_count_of_lines() -> None:
     lines = ["straße", "GPU: x", "ß ß", "gpu"]
-    assert wanted_lines(lines, (), ("gpu",)) == [1, 3]
-    assert wanted_lines(lines, (), ("ss",)) == [0, 2]
+    assert lines_with(lines, (), lowered=("gpu",)) == [1, 3]
+    assert lines_with(lines, (), lowered=("ss",)) == [0, 2]
 
 
 def test_records_give_the_line_of_each_match() -> None:

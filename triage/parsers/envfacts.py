@@ -14,7 +14,7 @@ import re
 
 from triage.model import Artifact, Case, Where
 from triage.parsers.amdlog import is_system_path
-from triage.parsers.lines import readable, wanted_lines
+from triage.parsers.lines import lines_with, readable
 
 GFX = re.compile(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
 _GENERIC = re.compile(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
@@ -57,7 +57,7 @@ _CASELESS = ("gpu", "graphics", "marketing name", "windows", "driver", ".dll", "
 
 
 def parse(artifact: Artifact, case: Case) -> None:
-    for index in wanted_lines(artifact.lines, _CASED, _CASELESS):
+    for index in lines_with(artifact.lines, _CASED, lowered=_CASELESS):
         number, text = index + 1, artifact.lines[index]
         if not text.strip() or not readable(text):
             continue

@@ -6,7 +6,7 @@ quadratic in its length, so the line parsers pass over it (the runtime-log and k
 parsers, whose patterns are anchored, still read it).
 
 Most lines of a real log concern no given parser, so each parser first finds the lines that
-hold something its patterns cannot match without (``lines_with``, ``wanted_lines``): a few
+hold something its patterns cannot match without (``lines_with``): a few
 C-level searches over the whole text instead of Python-level regexes on every line.
 """
 
@@ -36,10 +36,10 @@ def _joined(lines: list[str]) -> str:
     return text
 
 
-# Characters that re.IGNORECASE matches to an ASCII letter but str.lower() does not turn into one
-# ("ı" and "İ", lowered to "i" and a combining dot, for "i"; "ſ" for "s"): a line holding one
-# is read by a parser whose needles are lowered, as its case-blind regexes may match there.
-_FOLDS = ("\u0131", "\u0307", "\u017f")
+# Characters that re.IGNORECASE matches to an ASCII letter but str.casefold() does not turn into
+# one ("ı", and "İ" folded to "i" and a combining dot, for "i"): a line holding one is read by a
+# parser whose needles are lowered, as its case-blind regexes may match there.
+_FOLDS = ("\u0131", "\u0307")
 
 
 def lines_with(lines: list[str], needles: Iterable[str | re.Pattern[str]], lowered: tuple[str, ...] = ()) -> list[int]:
@@ -55,13 +55,26 @@ def lines_with(lines: list[str], needles: Iterable[str | re.Pattern[str]], lower
     text = _joined(lines)
     found = _line_indexes(text, needles)
     if lowered:
-        low = text.lower()  # may change lengths, never the newlines: lines are still counted right
-        found = sorted(set(found).union(_line_indexes(low, lowered + _FOLDS)))
+        # casefold() keeps every newline (lines are still counted right) and takes "ſ" for "s" as
+        # re.IGNORECASE does; _FOLDS catches the other letters a case-blind regex may match.
+        found = sorted(set(found).union(_line_indexes(text.casefold(), lowered + _FOLDS)))
     return found
 
 
+class _LineCounter:
+    """The index of the line each position of a joined text falls in, for positions in increasing order."""
+
+    def __init__(self, text: str) -> None:
+        self._text, self._index, self._counted = text, -1, 0
+
+    def at(self, position: int) -> int:
+        self._index += self._text.count("\n", self._counted, position + 1)
+        self._counted = position + 1
+        return self._index
+
+
 def _line_indexes(text: str, needles: Iterable[str | re.Pattern[str]]) -> list[int]:
-    """``lines_with`` on an already joined (or lowered) text: newlines are counted, not positions."""
+    """``lines_with`` on an already joined (or case-folded) text: newlines are counted, not positions."""
     starts: list[int] = []
     for needle in needles:
         find = text.find if isinstance(needle, str) else None
@@ -72,12 +85,10 @@ def _line_indexes(text: str, needles: Iterable[str | re.Pattern[str]]) -> list[i
             if end < 0:
                 break
             at = find(needle, end) if find else (m.start() if (m := needle.search(text, end)) else -1)
-    starts.sort()
+    counter = _LineCounter(text)
     out: list[int] = []
-    index, counted = -1, 0
-    for at in starts:
-        index += text.count("\n", counted, at + 1)
-        counted = at + 1
+    for at in sorted(starts):
+        index = counter.at(at)
         if not out or out[-1] != index:
             out.append(index)
     return out
@@ -90,12 +101,9 @@ def records(lines: list[str], pattern: re.Pattern[str]) -> Iterator[tuple[int, r
     for ``^`` and ``$``): one C-level scan finds them all, instead of a search on every line.
     """
     text = _joined(lines)
-    index, counted = -1, 0
+    counter = _LineCounter(text)
     for m in pattern.finditer(text):
-        at = m.start()
-        index += text.count("\n", counted, at + 1)
-        counted = at + 1
-        yield index, m
+        yield counter.at(m.start()), m
 
 
 class Walk:
@@ -124,16 +132,3 @@ class Walk:
                 index = self._candidates[at]
             self._follow = False
             yield index
-
-
-def wanted_lines(lines: list[str], cased: tuple[str, ...], caseless: tuple[str, ...] = ()) -> list[int]:
-    """Indexes of the lines holding one of the literals (``caseless`` ones case-folded), in order.
-
-    A parser whose every pattern needs one of a few literals reads only these lines: one
-    C-level search per literal over the whole text instead of regexes on every line.
-    """
-    text = _joined(lines)
-    found = _line_indexes(text, cased)
-    if caseless:  # casefold: re.IGNORECASE also takes "ſ" for "s"; it keeps every newline, so lines still count
-        found = sorted(set(found).union(_line_indexes(text.casefold(), caseless)))
-    return found
