@@ -26,8 +26,8 @@ from pathlib import Path
 import regex
 
 from triage.match import load, match
-from triage.match.database import Condition, Database, Signature
-from triage.match.scanner import Scanner, hyperscan
+from triage.match.database import Condition, Database, Signature, scanners
+from triage.scan.scanner import hyperscan
 from triage.model import Artifact, Case
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,11 +67,7 @@ def padded(db: Database, factor: int, engine: str, seed: int = 11) -> Database:
                          sources={"log": pattern})
         extra.append(dataclasses.replace(template, id=f"generated-{len(extra)}", conditions=[cond], tests={}))
     signatures: list[Signature] = db.signatures + extra
-    conditions = [c for s in signatures for c in s.conditions if c.kind == "log"]
-    for index, cond in enumerate(conditions):
-        cond.scan_index = index
-    return dataclasses.replace(db, signatures=signatures,
-                               scanner=Scanner([c.sources["log"] for c in conditions], engine))
+    return dataclasses.replace(db, signatures=signatures, scanners=scanners(signatures, db.anchor_strength, engine))
 
 
 def match_seconds(db: Database, text: str) -> float:

@@ -59,7 +59,7 @@ def test_bundles_match_recorded_bundler_output(name: str) -> None:
 BUNDLERS = [b for b in ("clang-offload-bundler-19", "clang-offload-bundler-15") if shutil.which(b)]
 
 
-@pytest.mark.skipif(not (BUNDLERS and OBJCOPY), reason="clang-offload-bundler-19/-15 (apt-get install clang-19) or "
+@pytest.mark.skipif(not (BUNDLERS and OBJCOPY), reason="clang-offload-bundler-19/-15 (apt-get install clang-tools-19) or "
                     "objcopy (binutils) absent: compared against the recorded NAME.list.txt only")
 @pytest.mark.parametrize("bundler", BUNDLERS or ["none"])
 @pytest.mark.parametrize("name", BINARIES)
@@ -179,7 +179,7 @@ def test_parser_claims_the_binary_and_the_report_shows_it() -> None:
     data = (FIXTURES / "mini-seed003").read_bytes()
     case = parse([Artifact("mini-seed003", "", len(data), data=data),
                   Artifact("env.txt", "GPU 0: AMD Radeon 8060S (gfx1151)\n", 34)])
-    assert case.line_kinds[Where("mini-seed003", 0)] in ("offload-binary", "elf-library")
+    assert case.kind_of(Where("mini-seed003", 0)) in ("offload-binary", "elf-library")
     assert not any("does not read" in w for w in case.warnings)
     (finding,) = case.findings
     assert finding.kind == "offload-bundles" and "1 bundle with fewer targets" in finding.summary

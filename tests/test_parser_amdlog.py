@@ -20,14 +20,15 @@ def test_real_rocm5_log_prefix_pid_tid_and_ansi() -> None:
     raw = (FIXTURES / "rocm5-nogpu" / "amd_log_level_3_keep_going.stderr.txt").read_bytes()
     case = _events(decode(raw))
     first = case.events[0]
-    assert (first.level, first.source, first.source_line) == (3, "rocdevice.cpp", 416)
-    assert first.pid is not None and first.tid.startswith("0x") and first.timestamp_us is not None
-    assert first.message == "Initializing HSA stack."
+    assert (first.level, first.source, first.source_line, first.where.line) == (1, "rocdevice.cpp", 424, 2)
+    assert first.pid == 4834 and first.tid == "0x7f5da7e28880" and first.timestamp_us == 421043257
+    assert first.message == "hsa_init failed."
     messages = [e.message for e in case.events]
-    assert "hsa_init failed." in messages
-    assert "hipMalloc ( 0x7ffe02e93f18, 4096 )" in messages  # colour codes stripped by the decoder
     assert any(m.startswith("hipGetDeviceCount: Returned hipErrorNoDevice") for m in messages)
+    assert "Initializing HSA stack." not in messages, "the API trace is claimed, not kept as events"
     assert not any("vector_add:" in m for m in messages), "program output is not a runtime record"
+    claimed = case.claims["paste.txt"]
+    assert claimed[1] == claimed[6] == "amdlog" and 5 not in claimed  # line 6 had colour codes, stripped by the decoder
 
 
 def test_real_rocm5_record_without_location() -> None:
@@ -95,4 +96,18 @@ Then with the system runtime preloaded it works:
 
 
 def test_not_a_log_line() -> None:
-    assert _events("ratio 1:2:3 and a:1:b.cpp is not it\nsee :3: above").events == []
+    case = _events("ratio 1:2:3 and a:1:b.cpp is not it\nsee :3: above\n:1:x.cpp:1: ok")
+    assert [e.where.line for e in case.events] == [3] and list(case.claims["paste.txt"]) == [3]
+
+
+def test_runs_split_where_the_process_changes_even_inside_the_trace() -> None:
+    """A gap, a new pid or a timestamp going back starts a run; the trace between events still counts."""
+    trace = ":3:hip_memory.cpp :93 : {ts} us: [pid:{pid} tid:0x7f01]  hipMalloc ( 0x7f00, 64 )"
+    error = ":1:rocdevice.cpp :730 : {ts} us: [pid:{pid} tid:0x7f01] Couldn't create blit kernels!"
+    lines = [error.format(ts=10, pid=1), trace.format(ts=20, pid=1), trace.format(ts=30, pid=1), error.format(ts=40, pid=1),
+             trace.format(ts=5, pid=2), error.format(ts=50, pid=2),
+             "", "", "", "", error.format(ts=60, pid=2)]
+    case = _events("\n".join(lines))
+    runs = [e.run for e in case.events]
+    assert runs[0] == runs[1] != runs[2] != runs[3] and len(case.claims["paste.txt"]) == 7
+    assert case.failing_run == runs[0]

@@ -137,7 +137,7 @@ def test_signal_and_fault_address(name: str) -> None:
     else:
         assert int(case.value("fault_address"), 16) == info["si_addr"]
     assert not case.warnings
-    assert case.line_kinds and "fault" in case.inputs and "stack" in case.inputs
+    assert case.claims and "fault" in case.inputs and "stack" in case.inputs
 
 
 @pytest.mark.parametrize("name", CORES)
@@ -224,7 +224,7 @@ def test_core_header_then_random_bytes() -> None:
 def test_truncated_core_warns(size: int) -> None:
     case = parse_core("solib_stripped", core_bytes("solib_stripped")[:size])
     assert any(w.startswith("core: corrupt core file (") for w in case.warnings), case.warnings
-    assert case.line_kinds  # still claimed: it is a core, only a broken one
+    assert case.claims  # still claimed: it is a core, only a broken one
 
 
 def test_truncated_core_keeps_what_it_can() -> None:
@@ -257,7 +257,7 @@ def test_fuzzed_cores_never_raise() -> None:
 def test_executable_is_not_a_core() -> None:
     data = (folder("sigill") / "sigill").read_bytes()
     case = parse_core("x", data)
-    assert not case.line_kinds and not case.warnings and not case.facts
+    assert not case.claims and not case.warnings and not case.facts
 
 
 # --- end to end -----------------------------------------------------------------------------

@@ -3,39 +3,25 @@
 from __future__ import annotations
 
 import pickle
-import re
 
+from tests.conftest import artifact
 from triage.model import Diagnosis
-from triage.parsers.lines import Walk, lines_with, records
+from triage.parsers.lines import Needles, Walk
 
 
-def test_lines_with_finds_each_line_once_in_order() -> None:
-    lines = ["#0 a", "plain", "x #1 b #2", "", "#3"]
-    assert lines_with(lines, (re.compile(r"#\d"),)) == [0, 2, 4]
+def test_needles_give_each_line_once_in_order() -> None:
+    needles = Needles(r"#\d", "^Thread ", r"(?i:exception)")
+    lines = ["#0 a", "plain", "x #1 b #2", "", "#3", "Thread 1 (x)", "the Thread 2", "EXCEPTION CODE", "exceptıon"]
+    assert needles.lines(artifact("\n".join(lines))) == [0, 2, 4, 5, 7, 8]
 
 
-def test_a_needle_may_anchor_at_the_start_of_a_line() -> None:
-    lines = ["Thread 1 (x)", "the Thread 2", "  Thread 3"]
-    assert lines_with(lines, ("\nThread ",)) == [0]
-    assert lines_with(lines, (re.compile(r"\n[^\S\n]*Thread "),)) == [0, 2]
-
-
-def test_lowered_needles_take_what_ignorecase_takes() -> None:
-    lines = ["EXCEPTION CODE", "exceptıon", "nothing", "ExcEption"]
-    found = lines_with(lines, (), lowered=("exception",))
-    assert found == [0, 1, 3]
-    assert all(i in found for i, line in enumerate(lines) if re.search("exception", line, re.I))
-
-
-def test_lowered_needles_casefold_without_losing_count_of_lines() -> None:
-    lines = ["straße", "GPU: x", "ß ß", "gpu"]
-    assert lines_with(lines, (), lowered=("gpu",)) == [1, 3]
-    assert lines_with(lines, (), lowered=("ss",)) == [0, 2]
-
-
-def test_records_give_the_line_of_each_match() -> None:
-    lines = ["a :1: x", "b", " :2: y"]
-    assert [(i, m.group()) for i, m in records(lines, re.compile(r":(?<=\s:)\d:"))] == [(0, ":1:"), (2, ":2:")]
+def test_every_parser_reads_the_lines_of_the_artifact_it_is_given() -> None:
+    """Found once per artifact and kept: a second artifact (or the same text again) is scanned anew."""
+    needles = Needles("segfault at")
+    first, second = artifact("a\nsegfault at 0\n"), artifact("segfault at 1\nb\nc segfault at 2\n")
+    assert needles.lines(first) == [1]
+    assert needles.lines(second) == [0, 2]
+    assert needles.lines(first) == [1]
 
 
 def test_walk_reads_the_next_line_when_asked() -> None:

@@ -49,17 +49,24 @@ def _mixtures(texts: list[str], count: int, seed: int) -> list[str]:
     return out
 
 
+def _name(path: Path) -> str:
+    """The same name for an input in any two checkouts (a worktree of the old code beside this one)."""
+    if path.is_relative_to(SHARED):
+        return "shared/" + path.relative_to(SHARED).as_posix()
+    return path.relative_to(ROOT).as_posix()
+
+
 def inputs(folder: Path, synthetic: int, mixtures: int) -> dict[str, list[str]]:
     """Input name -> the paths one triage reads; writes the generated inputs under ``folder`` when absent."""
     out: dict[str, list[str]] = {}
     roots = [ROOT / "corpus", ROOT / "tests" / "fixtures", SHARED / "realworld", SHARED / "seeds"]
     for root in roots:
         for path in _files(root):
-            out[str(path.relative_to(ROOT.parent))] = [str(path)]
+            out[_name(path)] = [str(path)]
     for case in sorted({p.parent for p in (ROOT / "corpus").glob("*/expected.yaml")}):
-        out[str(case.relative_to(ROOT.parent)) + "/"] = [str(case)]
+        out[_name(case) + "/"] = [str(case)]
     for path in _files(ROOT / "tests" / "adversarial", SMALL):
-        out[str(path.relative_to(ROOT.parent))] = [str(path)]
+        out[_name(path)] = [str(path)]
     generated = folder / "inputs"
     if not generated.is_dir():
         from triage.corpus.synth import generate

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 
 @dataclass
@@ -177,7 +177,7 @@ class Case:
     instructions: list[tuple[Where, str]] = field(default_factory=list)
     files_listed: list[tuple[Where, str]] = field(default_factory=list)
     missing_files: list[tuple[Where, str]] = field(default_factory=list)
-    line_kinds: dict[Where, str] = field(default_factory=dict)
+    claims: dict[str, dict[int, str]] = field(default_factory=dict)  # artifact -> line -> kind of machine output
     inputs: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
 
@@ -207,10 +207,23 @@ class Case:
         return out
 
     def claim(self, where: Where, kind: str, input_kind: str | None = None) -> None:
-        """Mark a line as machine output of a known format (used to weigh evidence)."""
-        self.line_kinds.setdefault(where, kind)
+        """Mark a line as machine output of a known format (used to weigh evidence); the first claim stands."""
+        self.claims.setdefault(where.artifact, {}).setdefault(where.line, kind)
         if input_kind:
             self.inputs.add(input_kind)
+
+    def claim_lines(self, artifact: str, numbers: Iterable[int], kind: str) -> None:
+        """``claim`` for many lines of one artifact at once (a runtime log claims most of its lines)."""
+        claimed = self.claims.setdefault(artifact, {})
+        if claimed:
+            for number in numbers:
+                claimed.setdefault(number, kind)
+        else:
+            claimed.update(dict.fromkeys(numbers, kind))
+
+    def kind_of(self, where: Where) -> str | None:
+        """The kind of machine output a parser claimed the line to be, if any."""
+        return self.claims.get(where.artifact, {}).get(where.line)
 
 
 @dataclass

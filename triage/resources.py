@@ -6,6 +6,7 @@ finds them at the top of the tree.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import tempfile
@@ -51,6 +52,16 @@ def cache_dir(name: str) -> Path | None:
     except OSError:
         return None
     return folder
+
+
+def source_key(*packages: str) -> str:
+    """A digest of the Python files of these packages of the tool (``"scan"``, ``"match"``): a cache entry
+    made by other code is not read back."""
+    digest = hashlib.sha256()
+    for package in packages:
+        for file in sorted((_PACKAGE / package).glob("*.py")):
+            digest.update(file.name.encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def read_cached(file: Path) -> Any:

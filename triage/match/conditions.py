@@ -7,14 +7,15 @@ like a sentence (a user retelling an error in prose, or saying it is gone) count
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, count, repeat
+from itertools import repeat
 
 import regex
 
 from triage.match.database import Condition
-from triage.match.scanner import Scanner
-from triage.model import Case, Evidence, OffloadTargets, Where
+from triage.model import Artifact, Case, Evidence, OffloadTargets, Where
+from triage.scan.scanner import LineScanner
 
 PROSE_FACTOR = 0.5
 MAX_EVIDENCE = 3
@@ -46,29 +47,41 @@ class Hit:
 
 
 class Lines:
-    """Every non-blank input line once (``entry``), and the lines each log pattern may match.
+    """The case's lines, and the lines each log pattern may match.
 
-    One scan of all lines for all patterns (scanner.py) happens here, once per triage; how
-    much a line weighs as evidence is worked out only for the lines that matched something.
+    Each artifact is scanned once for all patterns (triage/scan/); how much a line weighs as
+    evidence is worked out only for the lines that matched something.
     """
 
-    def __init__(self, case: Case, scanner: Scanner) -> None:
+    def __init__(self, case: Case, scanners: Sequence[LineScanner]) -> None:
+        self.case = case
         self.by_name = {artifact.name: artifact.lines for artifact in case.artifacts}
-        self.claimed: set[Where] = set(case.line_kinds)
-        texts: list[str] = []
-        self._places: list[tuple[str, int]] = []  # (artifact, line number) of each text; a Where only when read
-        for artifact in case.artifacts:
-            texts.extend(filter(str.strip, artifact.lines))
-            self._places.extend(zip(repeat(artifact.name), compress(count(1), map(str.strip, artifact.lines))))
-        self.texts = texts
-        self.candidates = scanner.scan(texts)
+        self._scanners = scanners
+        # per scanner, when first asked: pattern -> (artifact, line index) of each candidate line, in input order
+        self._candidates: list[dict[int, list[tuple[Artifact, int]]] | None] = [None] * len(scanners)
 
-    def entry(self, index: int) -> tuple[Where, str]:
-        """The ``index``-th non-blank line of the case and where it is."""
-        return Where(*self._places[index]), self.texts[index]
+    def candidates(self, scan: tuple[int, int]) -> list[tuple[Artifact, int]]:
+        """The candidate lines of a condition's pattern (its scanner reads every artifact the first time)."""
+        group, pattern = scan
+        found = self._candidates[group]
+        if found is None:
+            found = self._candidates[group] = {}
+            for artifact in self.case.artifacts:
+                if artifact.lines:
+                    for index, lines in enumerate(self._scanners[group].scan(artifact.lines, artifact.text)):
+                        if lines:
+                            found.setdefault(index, []).extend(zip(repeat(artifact), lines))
+        return found.get(pattern, [])
+
+    def of(self, scan: tuple[int, int]) -> Iterator[tuple[Where, str]]:
+        """The non-blank candidate lines of a condition's pattern and where they are."""
+        for artifact, index in self.candidates(scan):
+            text = artifact.lines[index]
+            if text.strip():
+                yield Where(artifact.name, index + 1), text
 
     def weight(self, where: Where, text: str) -> float:
-        return 1.0 if where in self.claimed or not is_prose(text) else PROSE_FACTOR
+        return 1.0 if self.case.kind_of(where) or not is_prose(text) else PROSE_FACTOR
 
     def line(self, where: Where) -> str:
         lines = self.by_name.get(where.artifact, [])
@@ -83,18 +96,16 @@ def evaluate(cond: Condition, case: Case, lines: Lines) -> Hit | None:
 
 
 def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
-    candidates = lines.candidates[cond.scan_index]
-    if not candidates:
+    if not lines.candidates(cond.scan):
         return None
     pattern = cond.pattern("log")
     found: list[tuple[float, Where, regex.Match]] = []
-    for index in sorted(candidates):
-        where, text = lines.entry(index)
+    for where, text in lines.of(cond.scan):
         if m := pattern.search(text):
             found.append((lines.weight(where, text), where, m))
     if not found:
         return None
-    found.sort(key=lambda f: (-f[0], f[1] not in lines.claimed))
+    found.sort(key=lambda f: (-f[0], case.kind_of(f[1]) is None))
     best_weight, _, best = found[0]
     captures = {k: v for k, v in best.groupdict().items() if v is not None}
     evidence = [lines.evidence(w, cond.id) for _, w, _ in found[:MAX_EVIDENCE]]
@@ -191,10 +202,10 @@ def _binary(cond: Condition, case: Case, lines: Lines) -> Hit | None:
                     "outlier_targets": ", ".join(f"{t} ({counts[t]} bundle{'s' * (counts[t] != 1)})" for t in outliers)}
         if block.binary:
             captures["binary"] = block.binary
-        evidence = [lines.evidence(w, cond.id) for w, kind in case.line_kinds.items()
-                    if kind == "offload" and w.artifact == block.where.artifact
-                    and (arch in lines.line(w) or any(t in lines.line(w) for t in outliers)
-                         or "BUNDLE" in lines.line(w))]
+        offload = [Where(block.where.artifact, n) for n, kind in sorted(case.claims.get(block.where.artifact, {}).items())
+                   if kind == "offload"]
+        evidence = [lines.evidence(w, cond.id) for w in offload
+                    if arch in lines.line(w) or any(t in lines.line(w) for t in outliers) or "BUNDLE" in lines.line(w)]
         if block.where.line == 0:  # read from the binary itself: quote the inspector's finding
             evidence = [Evidence(block.where.artifact, 0, f"{with_arch} of {bundles} offload bundles carry code "
                                  f"for {arch}", cond.id)]

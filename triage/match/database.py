@@ -16,8 +16,8 @@ import regex
 import yaml
 
 from triage import __version__
-from triage.match.scanner import Scanner
-from triage.resources import cache_dir, load_yaml, read_cached, write_cached
+from triage.scan.scanner import LineScanner, build_key
+from triage.resources import cache_dir, load_yaml, read_cached, source_key, write_cached
 
 CONDITION_KINDS = ("log", "frame", "fault", "fact", "binary", "listing")
 # The input a condition reads; when that input is absent the report asks for it.
@@ -41,7 +41,7 @@ class Condition:
     description: str
     input: str
     against: bool = False
-    scan_index: int = -1
+    scan: tuple[int, int] = (-1, -1)  # (scanner, pattern) of a log condition: see scanners()
     sources: dict[str, str] = field(default_factory=dict)
     _compiled: dict[str, regex.Pattern] = field(default_factory=dict, repr=False)
 
@@ -97,7 +97,32 @@ class Database:
     signatures: list[Signature]
     problems: list[str]
     unknown: dict
-    scanner: Scanner
+    scanners: tuple[LineScanner, ...]
+
+
+def is_anchor(cond: Condition, anchor_strength: float) -> bool:
+    """A condition that can make its signature a candidate (the others are read only for candidates)."""
+    return not cond.against and cond.strength >= anchor_strength
+
+
+def scanners(signatures: list[Signature], anchor_strength: float, engine: str | None = None) -> tuple[LineScanner, ...]:
+    """The prefilters of the log conditions; sets each condition's ``scan``.
+
+    The first holds every signature's anchors and reads every case. Each signature's other log
+    conditions have a prefilter of their own, read only when its anchors held: broad support
+    evidence (a HIP call named in the log) matches much of a long trace, and most signatures
+    are not candidates.
+    """
+    groups: list[list[Condition]] = [[]]
+    for sig in signatures:
+        support: list[Condition] = []
+        for cond in (c for c in sig.conditions if c.kind == "log"):
+            group, number = (groups[0], 0) if is_anchor(cond, anchor_strength) else (support, len(groups))
+            cond.scan = (number, len(group))
+            group.append(cond)
+        if support:
+            groups.append(support)
+    return tuple(LineScanner([c.sources["log"] for c in group], _FLAGS, engine) for group in groups)
 
 
 def _compile(pattern: str, where: str) -> regex.Pattern:
@@ -168,7 +193,7 @@ def load(folder: Path) -> Database:
     """Load the database in ``folder``, from the per-user cache when no file there has changed."""
     files = sorted(folder.glob("*.yaml"))
     stats = [(f.name, f.stat()) for f in files]
-    stamp = hashlib.sha256(repr([(__version__, os.environ.get("TRIAGE_SCANNER"))] + [
+    stamp = hashlib.sha256(repr([(__version__, build_key(), source_key("match"), os.environ.get("TRIAGE_SCANNER"))] + [
         (name, st.st_mtime_ns, st.st_size) for name, st in stats]).encode()).hexdigest()[:24]
     cache = cache_dir("signatures")
     cached = cache / f"{stamp}.pickle" if cache else None
@@ -203,14 +228,12 @@ def _load(folder: Path) -> Database:
             continue
         seen.add(sig.id)
         signatures.append(sig)
-    log_conditions = [c for sig in signatures for c in sig.conditions if c.kind == "log"]
-    for index, cond in enumerate(log_conditions):
-        cond.scan_index = index
+    anchor_strength = float(settings.get("anchor_strength", 0.2))
     return Database(
-        scanner=Scanner([c.sources["log"] for c in log_conditions], os.environ.get("TRIAGE_SCANNER")),
+        scanners=scanners(signatures, anchor_strength, os.environ.get("TRIAGE_SCANNER")),
         version=str(settings.get("version", "0")),
         threshold=float(settings.get("threshold", 0.45)),
-        anchor_strength=float(settings.get("anchor_strength", 0.2)),
+        anchor_strength=anchor_strength,
         ask_for={str(k): str(v).strip() for k, v in (settings.get("ask_for") or {}).items()},
         signatures=signatures,
         problems=problems,

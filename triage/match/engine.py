@@ -20,7 +20,7 @@ from jinja2 import FileSystemBytecodeCache, FunctionLoader, Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from triage.match.conditions import Hit, Lines, evaluate
-from triage.match.database import Database, Signature
+from triage.match.database import Database, Signature, is_anchor
 from triage.model import Case, Diagnosis, Evidence, Workaround
 from triage.resources import cache_dir
 
@@ -165,14 +165,14 @@ def _evaluate(sig: Signature, conditions: list, case: Case, lines: Lines) -> dic
 
 def match(case: Case, db: Database) -> list[Diagnosis]:
     """All candidate diagnoses, best first; ``unknown`` first when none is confident enough."""
-    lines = Lines(case, db.scanner)
+    lines = Lines(case, db.scanners)
     base = _context(case)
     ranked: list[tuple[Diagnosis, int]] = []
     os_name = case.value("os")
     for sig in db.signatures:
         if not sig.applies(os_name, case.inputs):
             continue
-        anchors = [c for c in sig.conditions if not c.against and c.strength >= db.anchor_strength]
+        anchors = [c for c in sig.conditions if is_anchor(c, db.anchor_strength)]
         hits = _evaluate(sig, anchors, case, lines)
         if hits:  # only a candidate needs its context, captures and counter-evidence
             hits.update(_evaluate(sig, [c for c in sig.conditions if c not in anchors], case, lines))

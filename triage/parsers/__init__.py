@@ -108,7 +108,7 @@ def parse(artifacts: list[Artifact], warnings: list[str] | None = None) -> Case:
             break
         _parse_one(artifact, case, deadline)
     for artifact in artifacts:
-        if artifact.data is not None and Where(artifact.name, 0) not in case.line_kinds:
+        if artifact.data is not None and case.kind_of(Where(artifact.name, 0)) is None:
             case.warnings.append(
                 f"{artifact.name}: binary file ({artifact.size} bytes) of a kind this version does not read; "
                 "send text logs, stacks and listings, or a minidump or core file"

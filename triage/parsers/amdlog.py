@@ -21,19 +21,18 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, LogEvent, Where
-from triage.parsers.lines import records
+from triage.parsers.lines import Needles
 
-# A record, found in the whole text (lines.records): its level follows whitespace or the start of
-# its line, then come an optional timestamp, optional pid and tid, and the message. No part of it
-# crosses a newline, so each line holds at most one, as if searched alone.
+# Where in a record its location is: ``:SOURCE_FILE:LINE:`` after the level (the file may be blank).
+_LOCATION = r":[^\S\n]*(?P<src>(?:[\w.+-]+\.(?:cpp|hpp|cc|h|c))?)[^\S\n]*:[^\S\n]*(?P<sline>\d+)[^\S\n]*:"
+# A whole record: its level follows whitespace or the start of its line, then come the location,
+# an optional timestamp, optional pid and tid, and the message.
 _RECORD = re.compile(
-    r":(?<=\s:)(?P<level>[0-6]):[^\S\n]*(?P<src>(?:[\w.+-]+\.(?:cpp|hpp|cc|h|c))?)[^\S\n]*:[^\S\n]*(?P<sline>\d+)"
-    r"[^\S\n]*:[^\S\n]?"
+    r":(?<!\S:)(?P<level>[0-6])" + _LOCATION + r"[^\S\n]?"
     r"(?:[^\S\n]*(?P<ts>\d+)[^\S\n]*us:[^\S\n]*)?"
     r"(?:(?:\[pid:[^\S\n]*(?P<pid>\d+)[^\S\n]+tid:[^\S\n]*(?P<tid>0x[0-9a-fA-F]+)[^\S\n]*\]"
     r"|(?P<pid2>\d+)[^\S\n]*:[^\S\n]*\[tid:[^\S\n]*(?P<tid2>0x[0-9a-fA-F]+)[^\S\n]*\])[^\S\n]*)?"
-    r"(?P<message>.*)$",
-    re.M,
+    r"(?P<message>.*)$"
 )
 _CONTINUATION = re.compile(
     r"^\s*(?:(?:error|warning|note|fatal error)\s*:|ld(?:\.lld)?:|lld:|clang(?:\+\+)?(?:-\d+)?:|Error:|"
@@ -46,6 +45,15 @@ _HIP_PATH = re.compile(r"HIP Library Path:\s*(?P<p>\S.*?)\s*$")
 _COMGR = re.compile(r"(?:Loaded COMGR library version|COMGR version:?)\s*(?P<v>\d+\.\d+(?:\.\d+)?)")
 _GFX = re.compile(r"Gfx Major/Minor/Stepping:\s*(?P<maj>\d+)\s*/\s*(?P<min>\d+)\s*/\s*(?P<step>\d+)")
 
+# Every line holding a record (the rest of a record is optional), and those of levels 0-2: exact,
+# so that no record is searched for again.
+_RECORDS = Needles(r"(?:^|\s):[0-6]" + _LOCATION, exact=True)
+_ERRORS = Needles(r"(?:^|\s):[0-2]" + _LOCATION, exact=True)
+_RELAYED = Needles(_CONTINUATION.pattern)
+# A record of the API trace (level 3 or 4) that holds one of these says something: what the
+# fact patterns above need, or an error code or failure the runtime reports.
+_SAYING = Needles("HIP", "COMGR", "Gfx", r"hipError[A-Z]", "HSA_STATUS_ERROR", "(?i:fail)")
+
 
 def gfx_name(major: int, minor: int, stepping: int) -> str:
     """``Gfx Major/Minor/Stepping`` (all decimal) to a gfx name: 9/0/10 -> gfx90a."""
@@ -53,56 +61,70 @@ def gfx_name(major: int, minor: int, stepping: int) -> str:
 
 
 def parse(artifact: Artifact, case: Case) -> None:
-    """Add every runtime log record of the artifact to the case, grouped into runs."""
-    run = max((e.run for e in case.events), default=-1) + 1
-    last_line = 0  # the number of the last line read as part of a record
-    last_event: LogEvent | None = None
-    run_has_version = False
+    """Add the records of the artifact that say something to the case, grouped into runs; claim every record.
+
+    A runtime log at level 3 or 4 is mostly its API trace: each record is claimed as runtime
+    output, but only errors and warnings (levels 0-2), the records that state a fact or report
+    an error code or a failure, and the lines relayed after a record become events. Runs are told apart at gaps of more than
+    ``_GAP_LINES`` lines between records and, between events, where the pid changes, the
+    timestamp goes back or a second ``HIP Version`` starts a run.
+    """
     lines = artifact.lines
+    records = _RECORDS.lines(artifact)
+    if not records:
+        return
+    telling = set(_ERRORS.lines(artifact)).union(_SAYING.lines(artifact))
+    relayed = {i for i in _RELAYED.lines(artifact) if _CONTINUATION.match(lines[i])}
+    run = max((e.run for e in case.events), default=-1) + 1
+    numbers: list[int] = []  # line numbers of records and relayed lines, for the claim
+    last = -1  # the index of the last line read as part of a record (relayed lines included)
+    owner = -1  # the index of that record
+    previous: LogEvent | None = None
+    run_has_version = False
 
-    def continuations(before: int) -> None:
-        """The relayed lines right after the last record, up to line index ``before``."""
-        nonlocal last_line
-        while last_event is not None and last_line < before and _CONTINUATION.match(lines[last_line]):
-            where = Where(artifact.name, last_line + 1)
-            case.events.append(LogEvent(last_event.level, "", 0, lines[last_line].strip(), where, run=run))
-            case.claim(where, "amdlog")
-            last_line += 1
+    def relay(before: int) -> None:
+        """The relayed lines right after the last record, up to line index ``before``: events of its level."""
+        nonlocal last
+        level = None
+        while last + 1 < before and last + 1 in relayed:
+            last += 1
+            level = level or int(_RECORD.search(lines[owner]).group("level"))  # type: ignore[union-attr]
+            case.events.append(LogEvent(level, "", 0, lines[last].strip(), Where(artifact.name, last + 1), run=run))
+            numbers.append(last + 1)
 
-    for index, m in records(lines, _RECORD):
-        if last_line < index:
-            continuations(index)
-        number = index + 1
-        where = Where(artifact.name, number)
-        level, source, source_line, ts, pid, tid, pid2, tid2, message = m.groups()
-        timestamp = int(ts) if ts else None
-        tid = tid or tid2
-        pid = int(pid or pid2) if tid else None
-        is_version = "HIP Version:" in message and _HIP_VERSION.search(message) is not None
-        if last_event is not None and (
-            number - last_line > _GAP_LINES
-            or (pid is not None and last_event.pid is not None and pid != last_event.pid)
-            or (timestamp is not None and last_event.timestamp_us is not None and timestamp < last_event.timestamp_us)
+    for index in records:
+        if owner >= 0:
+            relay(index)
+            if index - last > _GAP_LINES:
+                run, run_has_version = run + 1, False
+        owner = last = index
+        numbers.append(index + 1)
+        if index not in telling:
+            continue
+        event = _event(lines[index], Where(artifact.name, index + 1))
+        is_version = "HIP Version:" in event.message and _HIP_VERSION.search(event.message) is not None
+        if previous is not None and previous.run == run and (
+            (event.pid is not None and previous.pid is not None and event.pid != previous.pid)
+            or (event.timestamp_us is not None and previous.timestamp_us is not None
+                and event.timestamp_us < previous.timestamp_us)
             or (is_version and run_has_version)
         ):
-            run += 1
-            run_has_version = False
+            run, run_has_version = run + 1, False
         run_has_version = run_has_version or is_version
-        event = LogEvent(
-            level=int(level),
-            source=source,
-            source_line=int(source_line),
-            message=message.strip(),
-            where=where,
-            timestamp_us=timestamp,
-            pid=pid,
-            tid=tid,
-            run=run,
-        )
+        event.run = run
         case.events.append(event)
-        case.claim(where, "amdlog", "hip-log")
-        last_event, last_line = event, number
-    continuations(len(lines))
+        previous = event
+    relay(len(lines))
+    case.claim_lines(artifact.name, numbers, "amdlog")
+    case.inputs.add("hip-log")
+
+
+def _event(text: str, where: Where) -> LogEvent:
+    """The event of a record line (one the prefix search found)."""
+    level, source, source_line, ts, pid, tid, pid2, tid2, message = _RECORD.search(text).groups()  # type: ignore[union-attr]
+    tid = tid or tid2
+    return LogEvent(level=int(level), source=source, source_line=int(source_line), message=message.strip(), where=where,
+                    timestamp_us=int(ts) if ts else None, pid=int(pid or pid2) if tid else None, tid=tid)
 
 
 def finish(case: Case) -> None:

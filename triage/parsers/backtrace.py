@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Frame, Stack, Where
-from triage.parsers.lines import lines_with, readable
+from triage.parsers.lines import Needles, readable
 
 _FRAME = re.compile(r"^\s*#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
 _ADDRESS = re.compile(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
@@ -43,10 +43,10 @@ _REGISTER = re.compile(
 )
 _CURRENT_INSN = re.compile(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
 # What each pattern above cannot match without: a line holding none of these is read by none.
-_NEEDLES = (
-    re.compile(r"#\d"), "Stack trace of thread", "\nThread ", "Signal:", "si_code", "signal SIG", "Segmentation fault",
+_NEEDLES = Needles(
+    r"#\d", "Stack trace of thread", "^Thread ", "Signal:", "si_code", "signal SIG", "Segmentation fault",
     "Aborted", "Bus error", "Illegal instruction", "Floating point exception", "Executable:", "=>",
-    re.compile(r"\n[^\S\n]*(?:\(gdb\)[^\S\n]*)?(?:r[abcd]x|r[sd]i|r[bs]p|r8|r9|r1[0-5]|rip|eflags)"),
+    r"^\s*(?:\(gdb\)\s*)?(?:r[abcd]x|r[sd]i|r[bs]p|r8|r9|r1[0-5]|rip|eflags)",
 )
 
 
@@ -109,7 +109,7 @@ def parse(artifact: Artifact, case: Case) -> None:
     start = thread = None
     last = -10
     lines = artifact.lines
-    for index in lines_with(lines, _NEEDLES):
+    for index in _NEEDLES.lines(artifact):
         number, text = index + 1, lines[index]
         if not readable(text):
             continue

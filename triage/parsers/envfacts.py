@@ -14,7 +14,7 @@ import re
 
 from triage.model import Artifact, Case, Where
 from triage.parsers.amdlog import is_system_path
-from triage.parsers.lines import lines_with, readable
+from triage.parsers.lines import Needles, readable
 
 GFX = re.compile(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
 _GENERIC = re.compile(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
@@ -43,21 +43,22 @@ _WINDOWS_HINT = re.compile(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b|\bWSL\b", re
 
 def _gfx_score(text: str, where: Where, case: Case) -> int:
     """60 for the GPU in use (``GPU 0``), 30 for a labelled GPU or ISA, 10 for a passing mention."""
-    if case.line_kinds.get(where) in ("frame", "amdlog"):
+    if case.kind_of(where) in ("frame", "amdlog"):
         return 10
     return 60 if _PRIMARY.search(text) else 30 if (_GPU_LABEL.search(text) or "ISA" in text) else 10
 
 
 # A literal that each pattern above needs (in the case the pattern has it): a line without
-# any of them yields no fact, so only the lines holding one are read. Each literal is searched
-# through the whole text, so one that holds another ("Linux", "ROCM_", "/opt/rocm") is left out.
-_CASED = ("gfx", "OS", "kernel", "HIP", "COMGR", "LLVM", "amdhip64", "LD_", "HSA_", "ROCR_", "CUDA_", ":\\")
-_CASELESS = ("gpu", "graphics", "marketing name", "windows", "driver", ".dll", ".exe", "wsl", ".so", "linux",
-             "coredumpctl", "segfault at", "ubuntu", "debian", "fedora", "arch", "nixos", "rocm")
+# any of them yields no fact, so only the lines holding one are read.
+_NEEDLES = Needles(
+    r"gfx|OS|kernel|HIP|COMGR|LLVM|amdhip64|LD_|HSA_|ROCR_|CUDA_|:\\",
+    r"(?i:gpu|graphics|marketing name|windows|driver|\.dll|\.exe|wsl|\.so|linux|coredumpctl|segfault at|ubuntu|debian"
+    r"|fedora|arch|nixos|rocm)",
+)
 
 
 def parse(artifact: Artifact, case: Case) -> None:
-    for index in lines_with(artifact.lines, _CASED, lowered=_CASELESS):
+    for index in _NEEDLES.lines(artifact):
         number, text = index + 1, artifact.lines[index]
         if not text.strip() or not readable(text):
             continue
@@ -110,7 +111,7 @@ def _versions(text: str, where: Where, case: Case) -> None:
             suffix = "" if bundled else "_system"
             for m in _COMPONENT_VERSIONS.finditer(text):
                 case.add_fact(f"{m['what'].lower()}_version{suffix}", m["v"], where, text.strip(), 50)
-    if ("amdhip64" in text and case.line_kinds.get(where) not in ("frame", "amdlog")
+    if ("amdhip64" in text and case.kind_of(where) not in ("frame", "amdlog")
             and (m := _HIP_RUNTIME_PATH.search(text))):
         if re.search(r"HIP (?:runtime|library)|loaded|using", text, re.I):
             case.add_fact("hip_library_path", m["p"], where, text.strip(), 50)

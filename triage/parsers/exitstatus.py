@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Where
-from triage.parsers.lines import lines_with, readable
+from triage.parsers.lines import Needles, readable
 from triage.parsers.codes import exit_status
 
 _EXIT = re.compile(
@@ -18,10 +18,12 @@ _EXIT = re.compile(
     re.IGNORECASE,
 )
 
+_NEEDLES = Needles("xit", "(?i:code)")  # what _EXIT cannot match without (the test below)
+
 
 def parse(artifact: Artifact, case: Case) -> None:
     lines = artifact.lines
-    for index in lines_with(lines, ("xit",), lowered=("code",)):  # the lines the test below reads
+    for index in _NEEDLES.lines(artifact):
         number, text = index + 1, lines[index]
         if ("xit" not in text and "code" not in text.lower()) or not readable(text):
             continue

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, KernelFault, Where
-from triage.parsers.lines import lines_with
+from triage.parsers.lines import Needles
 
 _SEGFAULT = re.compile(
     r"(?<![^\s:])(?P<comm>[^\[\]\n:]{1,15}?)\[(?P<pid>[^\]\s]{0,12})\]:?\s+"
@@ -42,11 +42,13 @@ def access_from_error(error: int | None) -> str | None:
         return "execute"
     return "write" if error & 0x2 else "read"
 
+_NEEDLES = Needles("segfault at", "general protection")
+
 
 def parse(artifact: Artifact, case: Case) -> None:
     """Add each segfault / general-protection line as a KernelFault."""
     lines = artifact.lines
-    for index in lines_with(lines, ("segfault at", "general protection")):
+    for index in _NEEDLES.lines(artifact):
         number, text = index + 1, lines[index]
         m = _SEGFAULT.search(text)
         if m is None:

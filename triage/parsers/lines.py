@@ -5,105 +5,86 @@ dump of data, not one of those records, and some of their regexes would cost tim
 quadratic in its length, so the line parsers pass over it (the runtime-log and kernel-log
 parsers, whose patterns are anchored, still read it).
 
-Most lines of a real log concern no given parser, so each parser first finds the lines that
-hold something its patterns cannot match without (``lines_with``): a few
-C-level searches over the whole text instead of Python-level regexes on every line.
+Most lines of a real log concern no given parser, so each parser declares ``Needles``: regexes
+one of which every line it acts on holds. The needles of all parsers are found in one pass
+over each artifact (triage/scan/, Hyperscan where installed) the first time a parser asks,
+and each parser then reads only its lines, in order and with their numbers, so blocks of
+consecutive lines stay as they were.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
+
+from triage.model import Artifact
+from triage.resources import cache_dir, read_cached, write_cached
+from triage.scan.scanner import LineScanner, build_key
 
 MAX_LINE = 4096
-
-# The lines last joined and their text: the parsers of one artifact search the same text in turn.
-_last: tuple[list[str], int, str] = ([], 0, "\n")
 
 
 def readable(text: str) -> bool:
     return len(text) <= MAX_LINE
 
 
-def _joined(lines: list[str]) -> str:
-    """The lines as one text that starts with a newline: each line is preceded by exactly one."""
+class Needles:
+    """What every line a parser acts on holds: one of these regexes (``re`` syntax, searched in one line).
+
+    Case-blind parts say so inline (``(?i:driver)``); ``^`` is the start of a line. A needle
+    only chooses lines: it may choose more than the parser then reads, never fewer.
+    """
+
+    def __init__(self, *patterns: str, exact: bool = False) -> None:
+        """``exact``: ``lines`` gives exactly the lines a needle matches (no more), so that the parser
+        need not search them again."""
+        for pattern in patterns:
+            re.compile(pattern)  # a broken needle fails at import, in every test run
+        self.pattern = "|".join(f"(?:{p})" for p in patterns)
+        self.exact = exact
+        self.slot = len(_REGISTERED)
+        _REGISTERED.append(self)
+
+    def lines(self, artifact: Artifact) -> list[int]:
+        """Indexes of the artifact's lines holding one of the needles, in order."""
+        return _found(artifact)[self.slot]
+
+
+_REGISTERED: list[Needles] = []
+_scanner: LineScanner | None = None
+# The artifact last scanned and what was found: the parsers of one artifact ask in turn.
+_last: tuple[list[str] | None, int, list[list[int]]] = (None, 0, [])
+
+
+def _all_needles() -> LineScanner:
+    """One scanner for every parser's needles, from the disk cache when built before (Hyperscan takes a while)."""
+    global _scanner
+    if _scanner is None or len(_scanner.patterns) != len(_REGISTERED):
+        patterns = [n.pattern for n in _REGISTERED]
+        exact = [n.slot for n in _REGISTERED if n.exact]
+        engine = os.environ.get("TRIAGE_SCANNER") or None
+        key = hashlib.sha256(repr((patterns, exact, engine, build_key())).encode()).hexdigest()[:24]
+        folder = cache_dir("needles")
+        file = folder / f"{key}.pickle" if folder else None
+        scanner = read_cached(file) if file else None
+        if not isinstance(scanner, LineScanner):
+            scanner = LineScanner(patterns, 0, engine, "re", exact)
+            if file:
+                write_cached(file, scanner)
+        _scanner = scanner
+    return _scanner
+
+
+def _found(artifact: Artifact) -> list[list[int]]:
     global _last
-    cached = _last
-    if cached[0] is lines and cached[1] == len(lines):
-        return cached[2]
-    text = "\n" + "\n".join(lines)
-    _last = (lines, len(lines), text)
-    return text
-
-
-# Characters that re.IGNORECASE matches to an ASCII letter but str.casefold() does not turn into
-# one ("ı", and "İ" folded to "i" and a combining dot, for "i"): a line holding one is read by a
-# parser whose needles are lowered, as its case-blind regexes may match there.
-_FOLDS = ("\u0131", "\u0307")
-
-
-def lines_with(lines: list[str], needles: Iterable[str | re.Pattern[str]], lowered: tuple[str, ...] = ()) -> list[int]:
-    """Indexes of the lines holding one of ``needles`` or, in any case, one of the lower-case ``lowered``, in order.
-
-    A needle is a literal or a pattern, searched in the lines joined into one text that starts
-    with a newline, so a needle may begin with ``\\n`` to anchor at the start of a line; a match
-    belongs to the line it starts in (or, when it starts with that newline, to the line after
-    it). A parser gives needles that every line it acts on holds and then reads only those
-    lines, in order and with their numbers, so blocks of consecutive lines stay as they were.
-    Needles that begin with a literal (``\\n`` included) are found fastest.
-    """
-    text = _joined(lines)
-    found = _line_indexes(text, needles)
-    if lowered:
-        # casefold() keeps every newline (lines are still counted right) and takes "ſ" for "s" as
-        # re.IGNORECASE does; _FOLDS catches the other letters a case-blind regex may match.
-        found = sorted(set(found).union(_line_indexes(text.casefold(), lowered + _FOLDS)))
+    lines = artifact.lines
+    if _last[0] is lines and _last[1] == len(lines):
+        return _last[2]
+    found = _all_needles().scan(lines, artifact.text if artifact.text else None)
+    _last = (lines, len(lines), found)
     return found
-
-
-class _LineCounter:
-    """The index of the line each position of a joined text falls in, for positions in increasing order."""
-
-    def __init__(self, text: str) -> None:
-        self._text, self._index, self._counted = text, -1, 0
-
-    def at(self, position: int) -> int:
-        self._index += self._text.count("\n", self._counted, position + 1)
-        self._counted = position + 1
-        return self._index
-
-
-def _line_indexes(text: str, needles: Iterable[str | re.Pattern[str]]) -> list[int]:
-    """``lines_with`` on an already joined (or case-folded) text: newlines are counted, not positions."""
-    starts: list[int] = []
-    for needle in needles:
-        find = text.find if isinstance(needle, str) else None
-        at = find(needle) if find else (m.start() if (m := needle.search(text)) else -1)
-        while at >= 0:
-            starts.append(at)
-            end = text.find("\n", at + 1)  # one hit is enough for a line: go on from the next
-            if end < 0:
-                break
-            at = find(needle, end) if find else (m.start() if (m := needle.search(text, end)) else -1)
-    counter = _LineCounter(text)
-    out: list[int] = []
-    for at in sorted(starts):
-        index = counter.at(at)
-        if not out or out[-1] != index:
-            out.append(index)
-    return out
-
-
-def records(lines: list[str], pattern: re.Pattern[str]) -> Iterator[tuple[int, re.Match[str]]]:
-    """Each match of ``pattern`` in the text ``lines_with`` searches, with the index of the line it starts in.
-
-    For one-line records whose pattern cannot cross a newline (``[^\\S\\n]`` for ``\\s``, ``re.M``
-    for ``^`` and ``$``): one C-level scan finds them all, instead of a search on every line.
-    """
-    text = _joined(lines)
-    counter = _LineCounter(text)
-    for m in pattern.finditer(text):
-        yield counter.at(m.start()), m
 
 
 class Walk:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Where
-from triage.parsers.lines import Walk, lines_with
+from triage.parsers.lines import Needles, Walk
 
 _COMMAND = re.compile(r"^\s*(?:\$|#|PS [^>]*>|>)\s*(?:ls|dir|tree|find)\b")
 _LONG = re.compile(r"^[-dl][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+\d+\s+\w+\s+\d+\s+[\d:]+\s+(?P<name>.+?)(?: -> .*)?$")
@@ -21,8 +21,8 @@ _NAME = re.compile(r"^(?:[\w.+@-]+/?|\.\.\.)$")
 _FILEISH = re.compile(r"\.(?:so(?:\.\d+)*|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)$|/$")
 # A command line, an ``ls -l`` line, or a name that looks like a file: a listing that no command
 # introduces is one of those, and one that a command introduces is read line by line after it.
-_NEEDLES = (re.compile(r"\n(?:[^\S\n]*(?:\$|#|PS |>)|[-dl][rwxsStT-]{9})"),
-            re.compile(r"\.(?:so|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)"), re.compile(r"/(?<=[\w.+@-]/)(?:\s|\Z)"))
+_NEEDLES = Needles(r"^(?:\s*(?:\$|#|PS |>)|[-dl][rwxsStT-]{9})", r"\.(?:so|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)",
+                   r"[\w.+@-]/(?:\s|$)")
 
 
 def _names(text: str, after_command: bool) -> list[str] | None:
@@ -40,7 +40,7 @@ def _names(text: str, after_command: bool) -> list[str] | None:
 def parse(artifact: Artifact, case: Case) -> None:
     in_listing = False
     lines = artifact.lines
-    walk = Walk(lines_with(lines, _NEEDLES), len(lines))
+    walk = Walk(_NEEDLES.lines(artifact), len(lines))
     for index in walk:
         number, text = index + 1, lines[index]
         if _COMMAND.match(text):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, OffloadTargets, Where
-from triage.parsers.lines import lines_with
+from triage.parsers.lines import Needles
 
 _COUNT = re.compile(r"^\s*(?P<n>\d+)\s+(?:hip[a-z0-9]*|openmp)-amdgcn-amd-amdhsa-+(?P<t>gfx[0-9a-z]+(?:-\d+)?(?:-generic)?(?::[\w+-]+)*)(?=\s|$)")
 _MARKERS = re.compile(r"\b(?P<n>\d+)\s+(?:x\s+)?`?__CLANG_OFFLOAD_BUNDLE__")
@@ -23,7 +23,7 @@ _NEAR = 20
 # The file a count was made from: the last word before the first pipe of the grep command.
 _GREP_FILE = re.compile(r"\bgrep\b[^|]*?\s(?P<file>[^\s|'\"-][^\s|'\"]*)\s*\|")
 # What each pattern above cannot match without: a line holding none of these is read by none.
-_NEEDLES = ("-amdgcn-amd-amdhsa-", "__CLANG_OFFLOAD_BUNDLE__", "grep")
+_NEEDLES = Needles("-amdgcn-amd-amdhsa-", "__CLANG_OFFLOAD_BUNDLE__", "grep")
 
 
 def parse(artifact: Artifact, case: Case) -> None:
@@ -32,7 +32,7 @@ def parse(artifact: Artifact, case: Case) -> None:
     last = -10
     binary: str | None = None
     lines = artifact.lines
-    for index in lines_with(lines, _NEEDLES):
+    for index in _NEEDLES.lines(artifact):
         number, text = index + 1, lines[index]
         where = Where(artifact.name, number)
         if "grep" in text and (g := _GREP_FILE.search(text)):

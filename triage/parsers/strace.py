@@ -11,19 +11,19 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Where
-from triage.parsers.lines import lines_with, readable
+from triage.parsers.lines import Needles, readable
 
 _CALL = re.compile(
     r"^\s*(?:\[pid\s+\d+\]\s*|\d+\s+)?(?P<call>access|faccessat2?|open|openat|stat|lstat|newfstatat|statx|execve|readlink)"
     r"\((?:AT_FDCWD,\s*)?\"(?P<path>[^\"]*)\".*?\)\s*=\s*(?P<ret>-?\d+)(?:\s+(?P<errno>E[A-Z]+))?"
 )
 # How a line that _CALL matches begins.
-_NEEDLE = re.compile(r"\n[^\S\n]*(?:\[pid|\d|access|faccessat|open|stat|lstat|newfstatat|execve|readlink)")
+_NEEDLES = Needles(r"^\s*(?:\[pid|\d|access|faccessat|open|stat|lstat|newfstatat|execve|readlink)")
 
 
 def parse(artifact: Artifact, case: Case) -> None:
     lines = artifact.lines
-    for index in lines_with(lines, (_NEEDLE,)):
+    for index in _NEEDLES.lines(artifact):
         number, text = index + 1, lines[index]
         if "(" not in text or "=" not in text or not readable(text):
             continue

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Artifact, Case, Frame, Stack, Where
-from triage.parsers.lines import lines_with, readable
+from triage.parsers.lines import Needles, readable
 
 PLAUSIBLE_FUNCTION_BYTES = 0x10000
 
@@ -34,7 +34,7 @@ _WINDBG = re.compile(
 _FAULTING_MODULE = re.compile(r"Faulting module name:\s*(?P<m>[^,\s]+)")
 _FAULT_OFFSET = re.compile(r"Fault offset:\s*(?P<o>0x[0-9a-fA-F]+)")
 # What each pattern above cannot match without: a line holding none of these is read by none.
-_NEEDLES = ("Faulting module name:", "Fault offset:", re.compile(r"\n[^\S\n]*(?:0x|[0-9a-fA-F]{2}[^\S\n])"))
+_NEEDLES = Needles("Faulting module name:", "Fault offset:", r"^\s*(?:0x|[0-9a-fA-F]{2}\s)", "(?i:exception)")
 
 
 def _module_name(path: str) -> str:
@@ -71,7 +71,7 @@ def parse(artifact: Artifact, case: Case) -> None:
     frames: list[Frame] = []
     last = -10
     lines = artifact.lines
-    for index in lines_with(lines, _NEEDLES, lowered=("exception",)):
+    for index in _NEEDLES.lines(artifact):
         number, text = index + 1, lines[index]
         if not readable(text):
             continue

@@ -1,0 +1,183 @@
+"""The one-pass prefilter of parsers and signatures: it never hides a line a pattern matches, with either engine,
+and with Hyperscan it hands on little more than the lines that do match."""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+
+import pytest
+import regex
+
+from tests.conftest import CORPUS, FIXTURES, ROOT, SHARED
+from triage.match import load
+from triage.parsers import lines as parser_lines
+from triage.pipeline import triage
+from triage.scan.expression import expression
+from triage.scan.literals import required_literals
+from triage.scan.scanner import CASE_EXOTIC, LineScanner, hyperscan
+
+needs_hyperscan = pytest.mark.skipif(hyperscan is None, reason="hyperscan is not installed (pip install 'hip-triage[fast]')")
+ENGINES = ["python"] + (["hyperscan"] if hyperscan is not None else [])
+
+
+@pytest.mark.parametrize("pattern,literals", [
+    (r"Couldn'?t create blit|BlitManager", {"t create blit", "blitmanager"}),
+    (r"(?:foo)+bar|baz+qux", {"foo", "qux"}),
+    (r".*", None), (r"ab", None), (r"a|bcd", None),
+])
+def test_required_literals(pattern: str, literals: set | None) -> None:
+    assert required_literals(pattern) == literals
+
+
+def test_the_exotic_case_characters_are_all_there_are() -> None:
+    """Every character that re or regex, ignoring case, pairs with an ASCII letter besides the letter's own two cases."""
+    every = "".join(chr(c) for c in range(128, 0x110000) if not 0xD800 <= c < 0xE000)
+    found = set()
+    for letter in string.ascii_letters:
+        found.update(re.compile(letter, re.IGNORECASE).findall(every))
+        found.update(regex.compile(letter, regex.IGNORECASE).findall(every))
+    assert found == set(CASE_EXOTIC)
+
+
+def _signature_patterns() -> list[str]:
+    db = load(ROOT / "signatures")
+    return [c.sources["log"] for s in db.signatures for c in s.conditions if c.kind == "log"]
+
+
+def _needle_patterns() -> list[str]:
+    return [n.pattern for n in parser_lines._REGISTERED]
+
+
+def _lines() -> list[str]:
+    """Real lines from the corpus, the fixtures and the real-world set, and the same lines bent out of shape."""
+    real: list[str] = []
+    folders = [CORPUS, FIXTURES] + ([SHARED / "realworld"] if (SHARED / "realworld").is_dir() else [])
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.stat().st_size < 2_000_000:
+                text = path.read_bytes().decode("utf-8", "replace")
+                if "\x00" not in text[:4096]:
+                    real.extend(line for line in text.split("\n") if line.strip())
+    rng = random.Random(5)
+    odd = "İıſKßéµ→\u0307\t\x1c\x0b"
+    bent = []
+    for line in rng.sample(real, min(3000, len(real))):
+        kind = rng.randrange(5)
+        if kind == 0:
+            line = line.swapcase()
+        elif kind == 1:  # exotic case partners in place of their ASCII letters
+            line = line.replace("i", "ı").replace("s", "ſ").replace("k", "K").replace("I", "İ")
+        elif kind == 2:
+            at = rng.randrange(len(line) + 1)
+            line = line[:at] + rng.choice(odd) + line[at:]
+        elif kind == 3:
+            line = line.upper()
+        bent.append(line)
+    return real + bent + ["", "x" * 5000, "COULD NOT CREATE BLITMANAGER", "exceptıon", "ſegfault at 0 ip 1"]
+
+
+LINES = _lines()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("which", ["signatures", "needles"])
+def test_no_line_a_pattern_matches_is_hidden(engine: str, which: str) -> None:
+    """For every pattern, each line its own regex (regex for signatures, re for parser needles) matches is a candidate."""
+    if which == "signatures":
+        patterns, module, flags = _signature_patterns(), regex, regex.IGNORECASE
+        extra = [r"memory access fault", r"hip\w+", r"\bgfx\d+", r"(?<=\s:)\d:", r"^\s*error:.*$", r"(a)\1b"]
+    else:
+        patterns, module, flags = _needle_patterns(), re, 0
+        extra = [r"(?i:driver)", r"^Thread ", r"(?<!\S):[0-6]:"]
+    patterns = patterns + extra
+    scanner = LineScanner(patterns, flags, engine, module.__name__)
+    text = "\n".join(LINES)
+    candidates = scanner.scan(LINES, text)
+    for index, pattern in enumerate(patterns):
+        compiled = module.compile(pattern, flags)
+        truly = {i for i, line in enumerate(LINES) if compiled.search(line)}
+        assert truly <= set(candidates[index]), (pattern, sorted(truly - set(candidates[index]))[:5])
+        assert candidates[index] == sorted(set(candidates[index]))
+
+
+@needs_hyperscan
+def test_hyperscan_hands_on_only_the_matching_lines_of_exact_patterns() -> None:
+    """Where a pattern has nothing Hyperscan must widen, its candidates on ASCII lines are exactly its matches."""
+    patterns = [r"Couldn'?t create blit|BlitManager", r"\bgfx\d{3,4}\b", r"hip\w+\(\s*0x[0-9a-f]+", r"^\s*#\d+\s",
+                r"segfault at [0-9a-f]+ ip", r"[^\s:]+\.so\.\d"]
+    ascii_lines = [line for line in LINES if line.isascii()]
+    scanner = LineScanner(patterns, regex.IGNORECASE, "hyperscan")
+    assert scanner.by_hyperscan == list(range(len(patterns)))
+    candidates = scanner.scan(ascii_lines)
+    for index, pattern in enumerate(patterns):
+        compiled = regex.compile(pattern, regex.IGNORECASE)
+        assert candidates[index] == [i for i, line in enumerate(ascii_lines) if compiled.search(line)], pattern
+
+
+@needs_hyperscan
+def test_every_shipped_pattern_is_read_by_hyperscan_and_the_trace_reaches_no_anchor() -> None:
+    """A shipped signature stays on the fast path; the API trace of a long run (hipMalloc, hipMemcpy...) holds
+    support evidence at most, which is scanned only when a signature's anchors held."""
+    from triage.corpus.synth import _noise_pool
+
+    db = load(ROOT / "signatures")
+    assert all(len(s.by_hyperscan) == len(s.patterns) for s in db.scanners)
+    noise = _noise_pool(random.Random(1), 2000)
+    anchors, *support = (s.scan(noise) for s in db.scanners)
+    assert sum(map(len, anchors)) == 0 and sum(len(lines) for group in support for lines in group) > 0
+
+
+@pytest.mark.parametrize("pattern,line,matches", [
+    (r"(?<=\s:)1:", "x:1: y", True),  # a lookbehind is dropped: more lines, never fewer
+    (r"foo$", "foo bar", False),  # a line's end that ends the pattern is the newline
+    (r"(?:foo$|x)y", "foo bar", False),
+    (r"foo$x", "foox", True),  # one inside it is dropped
+    (r"(ab)\1", "abx", True),  # a back-reference is any run
+    (r"a\sb", "a\nb", False),  # no class crosses a line
+    (r"[^x]y", "\ny", False),
+    (r"K", "k", True),  # the Kelvin sign, ignoring case, is a k
+    (r"é", "e", False),  # a character outside ASCII matches no ASCII line
+])
+def test_expression_items(pattern: str, line: str, matches: bool) -> None:
+    written = expression(pattern, regex.IGNORECASE)
+    assert written is not None
+    body, exact = written
+    assert exact == (pattern in ("a\\sb", "[^x]y", "K", "é", "foo$"))
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK) if hyperscan else None
+    if database is None:
+        pytest.skip("hyperscan is not installed")
+    database.compile(expressions=[body], ids=[0], elements=1, flags=[hyperscan.HS_FLAG_MULTILINE])
+    ends: list[int] = []
+    database.scan(line.encode() + b"\n", match_event_handler=lambda *a: ends.append(a[2]))
+    assert bool(ends) == matches
+
+
+def test_a_regex_only_pattern_goes_the_python_way() -> None:
+    assert expression(r"\p{Lu}+ failed", regex.IGNORECASE) is None
+    scanner = LineScanner([r"\p{Lu}{3} failed"], regex.IGNORECASE, ENGINES[-1])
+    assert scanner.by_hyperscan == [] and scanner.scan(["ABC failed", "nothing"]) == [[0]]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_scanner_pickles_and_scans_the_same(engine: str) -> None:
+    import pickle
+
+    scanner = LineScanner([r"blit kernels", r"\bgfx\d+"], regex.IGNORECASE, engine)
+    copy = pickle.loads(pickle.dumps(scanner))
+    lines = ["Couldn't create blit kernels!", "GPU gfx1201", "x"]
+    assert copy.scan(lines) == scanner.scan(lines) == [[0], [1]]
+
+
+@needs_hyperscan
+@pytest.mark.parametrize("case", sorted(p.parent.name for p in CORPUS.glob("*/expected.yaml")))
+def test_same_diagnoses_with_either_engine(case: str, monkeypatch) -> None:
+    answers = []
+    for engine in ("hyperscan", "python"):
+        monkeypatch.setenv("TRIAGE_SCANNER", engine)
+        monkeypatch.setattr(parser_lines, "_scanner", None)  # the parsers' needles too
+        monkeypatch.setattr(parser_lines, "_last", (None, 0, []))
+        result = triage([str(CORPUS / case)])
+        answers.append([(d.id, d.confidence, [(e.artifact, e.line) for e in d.evidence]) for d in result.diagnoses])
+    assert answers[0] == answers[1]

@@ -1,0 +1,207 @@
+"""A Python regex as a Hyperscan expression that matches, on a line of ASCII text, wherever the regex may.
+
+Hyperscan reads bytes with ASCII classes and PCRE's syntax; the patterns of this tool are
+Python's (``re`` for the parsers, ``regex`` for the signatures), searched one line at a time.
+So the pattern is parsed with Python's own parser and written out again, item by item:
+
+- every character item (a literal, ``.``, a class, ``\\w``) becomes the explicit set of ASCII
+  bytes that Python itself matches with it under the flags in force (worked out by asking the
+  module the pattern is for), never a newline: case folding and class meanings are Python's,
+  and no match crosses a line;
+- ``^`` and ``\\A`` are the start of a line, and a line's end (``$``, ``\\Z``) that ends the
+  pattern is the newline; ``\\b`` and ``\\B`` are kept;
+- what Hyperscan lacks is widened to something that matches more: a lookaround becomes
+  nothing, so does a line's end inside the pattern, a back-reference any run of the line, a
+  huge repeat count an open one.
+
+On ASCII lines the result matches every line the regex matches, and no other line when
+nothing was widened (``expression`` says which); a line with other characters must be
+searched another way (scanner.py does). ``None`` means the pattern cannot be read by Python's
+``re`` parser (a ``regex``-only construct).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from re import _constants as C  # the AST vocabulary of re's own parser
+from re import _parser
+
+import regex
+
+_ASCII = [chr(c) for c in range(128) if c != 10]  # every ASCII character but the newline
+_NEVER = rb"\xff"  # a byte that valid UTF-8 never holds: an item no ASCII character can match
+_LINE = rb"[^\n]*"
+_REST = rb"[^\n]*\n"  # what follows a match: the rest of its line, so that a line is reported once, at its end
+_MAX_COUNT = 64  # repeat counts above this become open-ended (Hyperscan pays for every counted step)
+_CATEGORIES = {
+    C.CATEGORY_DIGIT: r"\d", C.CATEGORY_NOT_DIGIT: r"\D", C.CATEGORY_SPACE: r"\s", C.CATEGORY_NOT_SPACE: r"\S",
+    C.CATEGORY_WORD: r"\w", C.CATEGORY_NOT_WORD: r"\W",
+}
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
+_LINE_START = (C.AT_BEGINNING, C.AT_BEGINNING_STRING, C.AT_BEGINNING_LINE)
+_LINE_END = (C.AT_END, C.AT_END_STRING, C.AT_END_LINE)
+
+
+class Unsupported(ValueError):
+    """A construct this module cannot widen soundly."""
+
+
+@lru_cache(maxsize=4096)
+def _ascii_set(item: str, ignorecase: bool, module: str) -> frozenset[int]:
+    """The ASCII characters (newline excepted) that ``item``, a one-character regex, matches in ``module``."""
+    engine = re if module == "re" else regex
+    try:
+        pattern = engine.compile(item, engine.IGNORECASE if ignorecase else 0)
+    except (re.error, regex.error) as err:
+        raise Unsupported(f"item {item!r}: {err}") from err
+    return frozenset(ord(ch) for ch in _ASCII if pattern.fullmatch(ch))
+
+
+def _byte_class(codes: frozenset[int]) -> bytes:
+    if not codes:
+        return _NEVER
+    if len(codes) == 1:
+        return b"\\x%02x" % next(iter(codes))
+    ranges: list[tuple[int, int]] = []
+    for code in sorted(codes):
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    body = b"".join(b"\\x%02x" % a if a == b else b"\\x%02x-\\x%02x" % (a, b) for a, b in ranges)
+    return b"[" + body + b"]"
+
+
+def _escape(code: int) -> str:
+    return "\\x%02x" % code if code < 256 else "\\u%04x" % code if code < 0x10000 else "\\U%08x" % code
+
+
+def _class_source(items: list) -> str:
+    """A ``[...]`` class in Python syntax from the parser's items of an IN node."""
+    parts, negate = [], False
+    for op, av in items:
+        if op == C.NEGATE:
+            negate = True
+        elif op == C.LITERAL:
+            parts.append(_escape(av))
+        elif op == C.RANGE:
+            parts.append(f"{_escape(av[0])}-{_escape(av[1])}")
+        elif op == C.CATEGORY and av in _CATEGORIES:
+            parts.append(_CATEGORIES[av])
+        else:
+            raise Unsupported(f"class item {op}")
+    return "[" + "^" * negate + "".join(parts) + "]"
+
+
+def _flag(subpattern: tuple, ignorecase: bool) -> bool:
+    """Whether case is ignored inside a group with inline flags (``(?i:...)``, ``(?-i:...)``)."""
+    _group, add, remove, _body = subpattern
+    return False if remove & re.IGNORECASE else True if add & re.IGNORECASE else ignorecase
+
+
+class _Writer:
+    """Writes one parsed pattern out; ``exact`` stays true while nothing had to be widened."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+        self.exact = True
+
+    def chars(self, item: str, ignorecase: bool) -> bytes:
+        return _byte_class(_ascii_set(item, ignorecase, self.module))
+
+    def literal(self, code: int, ignorecase: bool) -> bytes:
+        if code >= 128:
+            return self.chars(_escape(code), ignorecase)
+        char = chr(code)  # an ASCII letter folds only to its other case, in re and regex alike
+        return _byte_class(frozenset({ord(char.lower()), ord(char.upper())} if ignorecase else {code}) - {10})
+
+    def widened(self, text: bytes) -> bytes:
+        self.exact = False
+        return text
+
+    def item(self, op, av, ignorecase: bool) -> bytes:
+        """One item of a sequence, not at its end."""
+        if op == C.LITERAL:
+            return self.literal(av, ignorecase)
+        if op == C.NOT_LITERAL:
+            return self.chars(f"[^{_escape(av)}]", ignorecase)
+        if op == C.ANY:
+            return self.chars(".", ignorecase)
+        if op == C.IN:
+            return self.chars(_class_source(av), ignorecase)
+        if op == C.AT:
+            if av in _LINE_START:
+                return b"^"
+            if av in (C.AT_BOUNDARY, C.AT_NON_BOUNDARY):
+                return b"\\b" if av == C.AT_BOUNDARY else b"\\B"
+            # A line's end that does not end the pattern is left out (Hyperscan takes no end anchor
+            # inside an expression); at the end, sequence() makes it the newline.
+            return self.widened(b"")
+        if op == C.BRANCH:
+            return b"(?:" + b"|".join(self.sequence(branch, ignorecase, b"") for branch in av[1]) + b")"
+        if op == C.SUBPATTERN:
+            return b"(?:" + self.sequence(av[3], _flag(av, ignorecase), b"") + b")"
+        if op in _REPEATS:
+            low, high, body = av
+            if op != C.MAX_REPEAT and op != C.MIN_REPEAT:
+                self.exact = False  # possessive: Python may fail where a plain repeat matches
+            return b"(?:" + self.sequence(body, ignorecase, b"") + b")" + self.count(low, high)
+        if op == getattr(C, "ATOMIC_GROUP", None):
+            return self.widened(b"(?:" + self.sequence(av, ignorecase, b"") + b")")
+        if op == C.GROUPREF:
+            return self.widened(_LINE)
+        if op == C.GROUPREF_EXISTS:
+            _group, yes, no = av
+            return self.widened(b"(?:" + self.sequence(yes, ignorecase, b"") + b"|"
+                                + (self.sequence(no, ignorecase, b"") if no else b"") + b")")
+        raise Unsupported(f"regex item {op}")
+
+    def last(self, op, av, ignorecase: bool, tail: bytes) -> bytes:
+        """The last item of a sequence followed by ``tail``: into a group's every branch, so that a line's
+        end there becomes the newline itself."""
+        if op == C.AT and av in _LINE_END:
+            return b"\\n" if tail else self.widened(b"")
+        if op == C.BRANCH:
+            return b"(?:" + b"|".join(self.sequence(branch, ignorecase, tail) for branch in av[1]) + b")"
+        if op == C.SUBPATTERN:
+            return b"(?:" + self.sequence(av[3], _flag(av, ignorecase), tail) + b")"
+        return self.item(op, av, ignorecase) + tail
+
+    def sequence(self, items, ignorecase: bool, tail: bytes) -> bytes:
+        """A sequence of items followed by ``tail`` (the rest of the line, for the whole pattern; else nothing)."""
+        kept = [(op, av) for op, av in items if op not in (C.ASSERT, C.ASSERT_NOT)]
+        if len(kept) < len(items):
+            self.exact = False  # conditions on the text around, dropped: without them the pattern matches more
+        if not kept:
+            return tail
+        *body, (op, av) = kept
+        return b"".join(self.item(o, a, ignorecase) for o, a in body) + self.last(op, av, ignorecase, tail)
+
+    def count(self, low: int, high: int) -> bytes:
+        if low > _MAX_COUNT or (high != C.MAXREPEAT and high > _MAX_COUNT):
+            self.exact = False
+        low = min(low, _MAX_COUNT)
+        if high == C.MAXREPEAT or high > _MAX_COUNT:
+            return b"*" if low == 0 else b"+" if low == 1 else b"{%d,}" % low
+        if (low, high) == (0, 1):
+            return b"?"
+        return b"{%d}" % low if low == high else b"{%d,%d}" % (low, high)
+
+
+def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[bytes, bool] | None:
+    """The Hyperscan expression (MULTILINE, no other flag) for ``pattern`` searched on ASCII lines, and
+    whether it is exact there (matches no line the pattern does not); None when it cannot be written.
+
+    It matches on to the end of the line and its newline, so Hyperscan reports each line once,
+    at the same offset for every match in it (it reports an expression once per end offset).
+    ``flags`` are the Python flags the pattern is compiled with by ``module`` (``re`` or
+    ``regex``); only IGNORECASE changes what a line may match.
+    """
+    try:
+        tree = _parser.parse(pattern, flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE))
+        writer = _Writer(module)
+        body = writer.sequence(tree, bool((flags | tree.state.flags) & re.IGNORECASE), _REST)
+    except (re.error, ValueError, RecursionError, OverflowError, Unsupported):
+        return None
+    return body, writer.exact

@@ -1,0 +1,281 @@
+"""Which lines of a text each of many regexes may match, found in one pass: the prefilter of parsers and signatures.
+
+Most lines of a real log concern no parser and no signature, so nothing should look at them
+one by one in Python. A ``LineScanner`` is built once for a fixed list of patterns; ``scan``
+gives, for each pattern, the indexes of the lines it may match (every line it does match, and
+perhaps a few more). The caller then runs the real pattern, captures and all, on those lines.
+
+Two engines give the same answers downstream:
+
+- ``hyperscan`` (the optional ``hyperscan`` package): each pattern is written as a Hyperscan
+  expression that matches at least where Python's regex does on ASCII lines and goes on to the
+  line's end (expression.py), so that each pattern reports a line once, at its newline. One
+  scan of the bytes finds every pattern's lines. A line holding other characters, which Hyperscan
+  reads with other case rules and classes, is also searched the Python way below.
+- ``python``: the literals each pattern cannot match without (literals.py) are searched for
+  in one pass of a trie-shaped regex over the case-folded text; a pattern without such
+  literals is searched on every line itself (a C-level ``map``). A line holding a character
+  that case-blind matching pairs with an ASCII letter in a way case folding does not (``İ``,
+  ``ı``, ``ſ``, the Kelvin sign) counts for every literal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from itertools import compress
+from typing import Any
+
+import regex
+
+from triage.resources import source_key
+from triage.scan.expression import expression
+from triage.scan.literals import required_literals
+
+try:  # optional: pip install 'hip-triage[fast]'
+    import hyperscan
+except ImportError:  # pragma: no cover - depends on the machine
+    hyperscan = None
+
+# Characters that re or regex, ignoring case, match to an ASCII letter in ways str.casefold()
+# does not show (tests/test_scan.py finds them all by trying every code point).
+CASE_EXOTIC = "\u0130\u0131\u017f\u212a"
+_EXOTIC = re.compile("[" + CASE_EXOTIC + "]")
+_WIDE = re.compile(r"[^\x00-\x7f]")
+
+
+def build_key() -> str:
+    """What a scanner kept on disk depends on besides its patterns: this package's code and Hyperscan's version."""
+    return f"{source_key('scan')}-{getattr(hyperscan, '__version__', hyperscan is not None)}"
+
+
+def _trie_regex(words: Sequence[str]) -> str:
+    """A regex matching the longest of ``words`` at a position (greedy, longest branch first)."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = True
+
+    def emit(node: dict) -> str:
+        ends = "" in node
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if ends else body
+
+    return emit(trie)
+
+
+def _line_of(text: str | bytes, newline: str | bytes) -> Callable[[int], int]:
+    """The index of the line each offset of ``text`` falls in, for offsets given in increasing order."""
+    state = [0, 0]  # offset counted up to, newlines before it
+
+    def at(offset: int) -> int:
+        state[1] += text.count(newline, state[0], offset)  # type: ignore[arg-type]
+        state[0] = offset
+        return state[1]
+
+    return at
+
+
+class _Literals:
+    """The Python way for some of the patterns: one trie-shaped regex for all their literals."""
+
+    def __init__(self, literal_sets: dict[int, set[str]]) -> None:
+        owners: dict[str, list[int]] = {}
+        for index, literals in literal_sets.items():
+            for literal in literals:
+                owners.setdefault(literal, []).append(index)
+        words = sorted(owners)
+        position = {w: i for i, w in enumerate(words)}
+        # A literal found also stands for each shorter literal it begins with (the trie reports the longest).
+        self._owners = {w: sorted({i for k in range(1, len(w) + 1) if w[:k] in position for i in owners[w[:k]]})
+                        for w in words}
+        self._all = sorted(literal_sets)
+        self._trie = re.compile("(?=(" + _trie_regex(words) + "))") if words else None
+
+    def find(self, text: str, which: Sequence[int], found: dict[int, set[int]]) -> None:
+        """Add to ``found`` (pattern -> lines) the lines ``which`` (``text`` is them joined) holding a literal."""
+        if self._trie is None:
+            return
+        folded = text.casefold()  # keeps every newline: lines are counted alike
+        line_of = _line_of(folded, "\n")
+        for m in self._trie.finditer(folded):
+            line = which[line_of(m.start())]
+            for index in self._owners[m.group(1)]:
+                found.setdefault(index, set()).add(line)
+        for exotic in _lines_matching(_EXOTIC, text):
+            for index in self._all:
+                found.setdefault(index, set()).add(which[exotic])
+
+
+class LineScanner:
+    """Candidate lines for each of a fixed list of Python regexes, compiled with ``flags`` by ``module`` (re or regex)."""
+
+    def __init__(self, patterns: Sequence[str], flags: int = 0, engine: str | None = None, module: str = "regex",
+                 exact: Sequence[int] = ()) -> None:
+        """``exact``: the patterns whose lines must be exactly the lines they match (checked in Python where
+        the scan alone cannot tell); the others' candidates may hold a few more."""
+        self.patterns = list(patterns)
+        self.flags = flags
+        self.module = module
+        self.exact = sorted(exact)
+        self.engine = engine or ("hyperscan" if hyperscan is not None else "python")
+        if self.engine not in ("hyperscan", "python"):
+            raise ValueError(f"unknown scanner engine {self.engine!r} (hyperscan or python)")
+        if self.engine == "hyperscan" and hyperscan is None:
+            raise ValueError("the hyperscan engine needs the hyperscan package: pip install 'hip-triage[fast]'")
+        self._literal_sets = [required_literals(p) for p in self.patterns]
+        self._hs_bytes: bytes | None = None
+        self.by_hyperscan: list[int] = []  # the patterns Hyperscan reads; the rest go the Python way on every line
+        self.exact_on_ascii: list[int] = []  # of those, the ones whose candidate ASCII lines all match
+        if self.engine == "hyperscan":
+            self._compile_hyperscan()
+        self._build()
+
+    # -- building ---------------------------------------------------------------------------------
+
+    def _compile_hyperscan(self) -> None:
+        chosen: list[tuple[int, bytes]] = []
+        for index, pattern in enumerate(self.patterns):
+            written = expression(pattern, self.flags, self.module)
+            if written is not None:
+                chosen.append((index, written[0]))
+                if written[1]:
+                    self.exact_on_ascii.append(index)
+        database = _hyperscan_database(chosen)
+        if database is None:  # find the expressions Hyperscan refuses (its error does not say which); they go the Python way
+            chosen = [item for item in chosen if _hyperscan_database([item]) is not None]
+            database = _hyperscan_database(chosen)
+        if database is not None:
+            self._hs_bytes = hyperscan.dumpb(database)
+            self.by_hyperscan = [i for i, _ in chosen]
+        self.exact_on_ascii = [i for i in self.exact_on_ascii if i in self.by_hyperscan]
+
+    def _build(self) -> None:
+        """The matchers that do not pickle, from the tables that do."""
+        self._hs = None
+        if self._hs_bytes:
+            self._hs = hyperscan.loadb(self._hs_bytes, hyperscan.HS_MODE_BLOCK)
+            self._hs.scratch = hyperscan.Scratch(self._hs)  # a loaded database comes without one
+        read = set(self.by_hyperscan)
+        self._everywhere = [i for i in range(len(self.patterns)) if i not in read]
+        self._ways: dict[tuple[int, ...], tuple[_Literals, dict[int, Any]]] = {}
+        self._checks = {i: self._compiled(i) for i in self.exact}
+        self._ascii_exact = set(self.exact_on_ascii)
+
+    def _compiled(self, index: int) -> Any:
+        """The pattern compiled as its owner compiles it; None when it does not compile."""
+        try:
+            return (re if self.module == "re" else regex).compile(self.patterns[index], self.flags)
+        except (re.error, regex.error, ValueError, RecursionError, OverflowError):
+            return None
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_hs", "_ways", "_checks", "_ascii_exact")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self._hs_bytes and hyperscan is None:  # pickled where Hyperscan was installed, read where it is not
+            self.__dict__.update(_hs_bytes=None, by_hyperscan=[], exact_on_ascii=[], engine="python")
+        self._build()
+
+    def _way(self, patterns: tuple[int, ...]) -> tuple[_Literals, dict[int, Any]]:
+        """The Python way for these patterns: their literals, and the patterns without any, compiled."""
+        if patterns not in self._ways:
+            # A broken pattern (None) has every line for a candidate: its owner reports it when it compiles it.
+            exact = {index: self._compiled(index) for index in patterns if self._literal_sets[index] is None}
+            literals = _Literals({i: self._literal_sets[i] for i in patterns if self._literal_sets[i] is not None})
+            self._ways[patterns] = (literals, exact)
+        return self._ways[patterns]
+
+    # -- scanning ---------------------------------------------------------------------------------
+
+    def scan(self, lines: Sequence[str], text: str | None = None) -> list[list[int]]:
+        """For each pattern, the sorted indexes of the lines (``text`` is them joined by newlines) it may match."""
+        out = self._candidates(lines, text)
+        for index, pattern in self._checks.items():
+            if pattern is not None and out[index]:
+                ascii_exact = index in self._ascii_exact
+                out[index] = [i for i in out[index] if (ascii_exact and lines[i].isascii()) or pattern.search(lines[i])]
+        return out
+
+    def _candidates(self, lines: Sequence[str], text: str | None) -> list[list[int]]:
+        out: list[list[int]] = [[] for _ in self.patterns]
+        if not lines:
+            return out
+        if text is None:
+            text = "\n".join(lines)
+        if self._hs is None:
+            self._python(lines, range(len(lines)), text, tuple(self._everywhere), out)
+            return out
+        self._hyperscan(text, len(lines), out)
+        if self._everywhere:
+            self._python(lines, range(len(lines)), text, tuple(self._everywhere), out)
+        if not text.isascii():
+            wide = _lines_matching(_WIDE, text)
+            extra: list[list[int]] = [[] for _ in self.patterns]
+            self._python(lines, wide, "\n".join(lines[i] for i in wide), tuple(self.by_hyperscan), extra)
+            for index, more in enumerate(extra):
+                if more:
+                    out[index] = sorted(set(out[index]).union(more))
+        return out
+
+    def _hyperscan(self, text: str, count: int, out: list[list[int]]) -> None:
+        data = text.encode("utf-8", "surrogatepass")
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        found: list[tuple[int, int]] = []
+        self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context:
+                      found.append((end, pattern)))
+        found.sort()
+        line_of = _line_of(data, b"\n")
+        for end, pattern in found:
+            line = line_of(end) - 1  # the match ends just after its line's newline
+            if line < count:
+                out[pattern].append(line)
+
+    def _python(self, lines: Sequence[str], which: Sequence[int], text: str, patterns: tuple[int, ...],
+                out: list[list[int]]) -> None:
+        """The Python way, on the lines ``which`` (``text`` is them joined) for ``patterns``; adds to ``out``."""
+        if not which or not patterns:
+            return
+        literals, exact = self._way(patterns)
+        found: dict[int, set[int]] = {}
+        literals.find(text, which, found)
+        if exact:
+            chosen = lines if len(which) == len(lines) else [lines[i] for i in which]
+            for index, pattern in exact.items():
+                found.setdefault(index, set()).update(compress(which, map(pattern.search, chosen)) if pattern else which)
+        for index, at in found.items():
+            out[index].extend(sorted(at))
+
+
+def _lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
+    """Indexes of the lines of ``text`` holding a match of ``pattern`` (one search per such line)."""
+    out: list[int] = []
+    line_of = _line_of(text, "\n")
+    m = pattern.search(text)
+    while m:
+        out.append(line_of(m.start()))
+        end = text.find("\n", m.start())
+        if end < 0:
+            break
+        m = pattern.search(text, end + 1)
+    return out
+
+
+def _hyperscan_database(expressions: list[tuple[int, bytes]]) -> Any:
+    """A Hyperscan block-mode database of (id, expression) pairs, or None when it refuses one of them or there are none."""
+    if not expressions:
+        return None
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        database.compile(expressions=[e for _, e in expressions], ids=[i for i, _ in expressions],
+                         elements=len(expressions), flags=[hyperscan.HS_FLAG_MULTILINE] * len(expressions))
+    except hyperscan.error:
+        return None
+    return database
