@@ -47,7 +47,7 @@ def _signature_patterns() -> list[str]:
 
 
 def _needle_patterns() -> list[str]:
-    return [n.pattern for n in parser_lines._REGISTERED]
+    return list(parser_lines._PATTERNS)
 
 
 def _lines() -> list[str]:

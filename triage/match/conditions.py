@@ -73,6 +73,11 @@ class Lines:
                             found.setdefault(index, []).extend(zip(repeat(artifact), lines))
         return found.get(pattern, [])
 
+    def anchored(self) -> set[int]:
+        """The patterns of the anchors' scanner (the first) with a candidate line."""
+        self.candidates((0, -1))
+        return set(self._candidates[0] or ())
+
     def of(self, scan: tuple[int, int]) -> Iterator[tuple[Where, str]]:
         """The non-blank candidate lines of a condition's pattern and where they are."""
         for artifact, index in self.candidates(scan):

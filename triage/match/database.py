@@ -41,7 +41,7 @@ class Condition:
     description: str
     input: str
     against: bool = False
-    scan: tuple[int, int] = (-1, -1)  # (scanner, pattern) of a log condition: see scanners()
+    scan: tuple[int, int] = (-1, -1)  # (scanner, pattern) of a log condition: see index()
     sources: dict[str, str] = field(default_factory=dict)
     _compiled: dict[str, regex.Pattern] = field(default_factory=dict, repr=False)
 
@@ -78,6 +78,12 @@ class Signature:
     tests: dict
     path: Path
     applies_to: dict[str, list[str]] = field(default_factory=dict)
+    # Set by index(): the conditions that can make the signature a candidate, and the others; whether
+    # every anchor is a log condition, and their patterns in the anchors' scanner.
+    anchors: list[Condition] = field(default_factory=list, repr=False)
+    support: list[Condition] = field(default_factory=list, repr=False)
+    log_anchors_only: bool = field(default=False, repr=False)
+    anchor_patterns: frozenset[int] = field(default_factory=frozenset, repr=False)
 
     def applies(self, os_name: str | None, inputs: set[str]) -> bool:
         """The ``applies_to`` prefilter: skip a signature whose OS or inputs the case cannot have."""
@@ -105,8 +111,9 @@ def is_anchor(cond: Condition, anchor_strength: float) -> bool:
     return not cond.against and cond.strength >= anchor_strength
 
 
-def scanners(signatures: list[Signature], anchor_strength: float, engine: str | None = None) -> tuple[LineScanner, ...]:
-    """The prefilters of the log conditions; sets each condition's ``scan``.
+def index(signatures: list[Signature], anchor_strength: float, engine: str | None = None) -> tuple[LineScanner, ...]:
+    """The prefilters of the log conditions; sets each signature's ``anchors`` and ``support`` and each log
+    condition's ``scan``.
 
     The first holds every signature's anchors and reads every case. Each signature's other log
     conditions have a prefilter of their own, read only when its anchors held: broad support
@@ -115,6 +122,8 @@ def scanners(signatures: list[Signature], anchor_strength: float, engine: str | 
     """
     groups: list[list[Condition]] = [[]]
     for sig in signatures:
+        sig.anchors = [c for c in sig.conditions if is_anchor(c, anchor_strength)]
+        sig.support = [c for c in sig.conditions if not is_anchor(c, anchor_strength)]
         support: list[Condition] = []
         for cond in (c for c in sig.conditions if c.kind == "log"):
             group, number = (groups[0], 0) if is_anchor(cond, anchor_strength) else (support, len(groups))
@@ -122,6 +131,8 @@ def scanners(signatures: list[Signature], anchor_strength: float, engine: str | 
             group.append(cond)
         if support:
             groups.append(support)
+        sig.log_anchors_only = all(c.kind == "log" for c in sig.anchors)
+        sig.anchor_patterns = frozenset(c.scan[1] for c in sig.anchors if c.kind == "log")
     return tuple(LineScanner([c.sources["log"] for c in group], _FLAGS, engine) for group in groups)
 
 
@@ -230,7 +241,7 @@ def _load(folder: Path) -> Database:
         signatures.append(sig)
     anchor_strength = float(settings.get("anchor_strength", 0.2))
     return Database(
-        scanners=scanners(signatures, anchor_strength, os.environ.get("TRIAGE_SCANNER")),
+        scanners=index(signatures, anchor_strength, os.environ.get("TRIAGE_SCANNER")),
         version=str(settings.get("version", "0")),
         threshold=float(settings.get("threshold", 0.45)),
         anchor_strength=anchor_strength,

@@ -20,7 +20,7 @@ from jinja2 import FileSystemBytecodeCache, FunctionLoader, Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from triage.match.conditions import Hit, Lines, evaluate
-from triage.match.database import Database, Signature, is_anchor
+from triage.match.database import Database, Signature
 from triage.model import Case, Diagnosis, Evidence, Workaround
 from triage.resources import cache_dir
 
@@ -169,13 +169,13 @@ def match(case: Case, db: Database) -> list[Diagnosis]:
     base = _context(case)
     ranked: list[tuple[Diagnosis, int]] = []
     os_name = case.value("os")
+    anchored = lines.anchored()
     for sig in db.signatures:
-        if not sig.applies(os_name, case.inputs):
-            continue
-        anchors = [c for c in sig.conditions if is_anchor(c, db.anchor_strength)]
-        hits = _evaluate(sig, anchors, case, lines)
+        if (sig.log_anchors_only and anchored.isdisjoint(sig.anchor_patterns)) or not sig.applies(os_name, case.inputs):
+            continue  # no anchor can hold
+        hits = _evaluate(sig, sig.anchors, case, lines)
         if hits:  # only a candidate needs its context, captures and counter-evidence
-            hits.update(_evaluate(sig, [c for c in sig.conditions if c not in anchors], case, lines))
+            hits.update(_evaluate(sig, sig.support, case, lines))
             ranked.append((_diagnose(sig, hits, case, db, base), sig.priority))
     ranked.sort(key=lambda d: (-d[0].confidence, -d[1], d[0].id))
     diagnoses = [d for d, _ in ranked]

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from triage.model import Artifact, Case, Where
-from triage.parsers import (amdlog, backtrace, elfcore, elflib, envfacts, exitstatus, fatbin, fault, kernel, listing, manifest,
-                            minidump, offload, strace, windows)
+from triage.parsers import (amdlog, backtrace, elfcore, elflib, envfacts, exitstatus, fatbin, fault, kernel, lines, listing,
+                            manifest, minidump, offload, strace, windows)
 
 # envfacts runs last: it reads which lines the other parsers claimed as machine output.
 LINE_PARSERS = (amdlog, backtrace, kernel, windows, exitstatus, strace, offload, listing, minidump, elfcore, elflib, fatbin,
@@ -78,6 +78,7 @@ def _parse_one(artifact: Artifact, case: Case, deadline: float) -> None:
     index = 0
     try:
         with _deadline(budget_end - started):
+            lines.scan(artifact)  # the one pass over the text for every parser's needles
             for index, parser in enumerate(LINE_PARSERS):
                 if time.monotonic() >= budget_end:  # where no alarm interrupts a parser
                     raise _Overtime()

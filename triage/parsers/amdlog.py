@@ -49,7 +49,7 @@ _GFX = re.compile(r"Gfx Major/Minor/Stepping:\s*(?P<maj>\d+)\s*/\s*(?P<min>\d+)\
 # so that no record is searched for again.
 _RECORDS = Needles(r"(?:^|\s):[0-6]" + _LOCATION, exact=True)
 _ERRORS = Needles(r"(?:^|\s):[0-2]" + _LOCATION, exact=True)
-_RELAYED = Needles(_CONTINUATION.pattern)
+_RELAYED = Needles(_CONTINUATION, exact=True)
 # A record of the API trace (level 3 or 4) that holds one of these says something: what the
 # fact patterns above need, or an error code or failure the runtime reports.
 _SAYING = Needles("HIP", "COMGR", "Gfx", r"hipError[A-Z]", "HSA_STATUS_ERROR", "(?i:fail)")
@@ -74,7 +74,7 @@ def parse(artifact: Artifact, case: Case) -> None:
     if not records:
         return
     telling = set(_ERRORS.lines(artifact)).union(_SAYING.lines(artifact))
-    relayed = {i for i in _RELAYED.lines(artifact) if _CONTINUATION.match(lines[i])}
+    relayed = set(_RELAYED.lines(artifact))
     run = max((e.run for e in case.events), default=-1) + 1
     numbers: list[int] = []  # line numbers of records and relayed lines, for the claim
     last = -1  # the index of the last line read as part of a record (relayed lines included)

@@ -42,12 +42,8 @@ _REGISTER = re.compile(
     r"^\s*(?:\(gdb\)\s*)?(?P<r>r[abcd]x|r[sd]i|r[bs]p|r(?:8|9|1[0-5])|rip|eflags)\s+(?P<v>0x[0-9a-fA-F]+)\b"
 )
 _CURRENT_INSN = re.compile(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
-# What each pattern above cannot match without: a line holding none of these is read by none.
-_NEEDLES = Needles(
-    r"#\d", "Stack trace of thread", "^Thread ", "Signal:", "si_code", "signal SIG", "Segmentation fault",
-    "Aborted", "Bus error", "Illegal instruction", "Floating point exception", "Executable:", "=>",
-    r"^\s*(?:\(gdb\)\s*)?(?:r[abcd]x|r[sd]i|r[bs]p|r8|r9|r1[0-5]|rip|eflags)",
-)
+# A line none of the patterns above matches says nothing here.
+_NEEDLES = Needles(_FRAME, _THREAD, _SIGNAL, _SI_CODE, _GDB_SIGNAL, _SHELL_SIGNAL, _EXECUTABLE, _REGISTER, _CURRENT_INSN)
 
 
 

@@ -31,28 +31,39 @@ def readable(text: str) -> bool:
 
 
 class Needles:
-    """What every line a parser acts on holds: one of these regexes (``re`` syntax, searched in one line).
+    """What every line a parser acts on holds: one of these regexes, searched in one line.
 
-    Case-blind parts say so inline (``(?i:driver)``); ``^`` is the start of a line. A needle
-    only chooses lines: it may choose more than the parser then reads, never fewer.
+    A needle is a regex in ``re`` syntax, or a compiled ``re`` pattern (the parser's own: its
+    IGNORECASE is kept). Case-blind parts of a text needle say so inline (``(?i:driver)``); ``^``
+    is the start of a line. A needle only chooses lines: it may choose more than the parser then
+    reads, never fewer. With Hyperscan a parser's own patterns make the best needles: only the
+    lines they match reach the parser.
     """
 
-    def __init__(self, *patterns: str, exact: bool = False) -> None:
+    def __init__(self, *needles: str | re.Pattern[str], exact: bool = False) -> None:
         """``exact``: ``lines`` gives exactly the lines a needle matches (no more), so that the parser
         need not search them again."""
-        for pattern in patterns:
+        start = len(_PATTERNS)
+        for needle in needles:
+            pattern = needle if isinstance(needle, str) else (
+                f"(?i:{needle.pattern})" if needle.flags & re.IGNORECASE else needle.pattern)
             re.compile(pattern)  # a broken needle fails at import, in every test run
-        self.pattern = "|".join(f"(?:{p})" for p in patterns)
-        self.exact = exact
-        self.slot = len(_REGISTERED)
-        _REGISTERED.append(self)
+            _PATTERNS.append(pattern)
+        self.slots = range(start, len(_PATTERNS))
+        if exact:
+            _EXACT.extend(self.slots)
 
     def lines(self, artifact: Artifact) -> list[int]:
         """Indexes of the artifact's lines holding one of the needles, in order."""
-        return _found(artifact)[self.slot]
+        found = scan(artifact)
+        if len(self.slots) == 1:
+            return found[self.slots[0]]
+        return sorted(set().union(*(found[slot] for slot in self.slots)))
 
 
-_REGISTERED: list[Needles] = []
+# Every needle of every parser, in one list: one scanner finds them all.
+_PATTERNS: list[str] = []
+_EXACT: list[int] = []
 _scanner: LineScanner | None = None
 # The artifact last scanned and what was found: the parsers of one artifact ask in turn.
 _last: tuple[list[str] | None, int, list[list[int]]] = (None, 0, [])
@@ -61,23 +72,23 @@ _last: tuple[list[str] | None, int, list[list[int]]] = (None, 0, [])
 def _all_needles() -> LineScanner:
     """One scanner for every parser's needles, from the disk cache when built before (Hyperscan takes a while)."""
     global _scanner
-    if _scanner is None or len(_scanner.patterns) != len(_REGISTERED):
-        patterns = [n.pattern for n in _REGISTERED]
-        exact = [n.slot for n in _REGISTERED if n.exact]
+    if _scanner is None or len(_scanner.patterns) != len(_PATTERNS):
         engine = os.environ.get("TRIAGE_SCANNER") or None
-        key = hashlib.sha256(repr((patterns, exact, engine, build_key())).encode()).hexdigest()[:24]
+        key = hashlib.sha256(repr((_PATTERNS, _EXACT, engine, build_key())).encode()).hexdigest()[:24]
         folder = cache_dir("needles")
         file = folder / f"{key}.pickle" if folder else None
         scanner = read_cached(file) if file else None
         if not isinstance(scanner, LineScanner):
-            scanner = LineScanner(patterns, 0, engine, "re", exact)
+            scanner = LineScanner(_PATTERNS, 0, engine, "re", _EXACT)
             if file:
                 write_cached(file, scanner)
         _scanner = scanner
     return _scanner
 
 
-def _found(artifact: Artifact) -> list[list[int]]:
+def scan(artifact: Artifact) -> list[list[int]]:
+    """The one pass over an artifact for every parser's needles: for each needle, its lines (kept for the
+    parsers that ask next)."""
     global _last
     lines = artifact.lines
     if _last[0] is lines and _last[1] == len(lines):

@@ -19,10 +19,10 @@ _COMMAND = re.compile(r"^\s*(?:\$|#|PS [^>]*>|>)\s*(?:ls|dir|tree|find)\b")
 _LONG = re.compile(r"^[-dl][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+\d+\s+\w+\s+\d+\s+[\d:]+\s+(?P<name>.+?)(?: -> .*)?$")
 _NAME = re.compile(r"^(?:[\w.+@-]+/?|\.\.\.)$")
 _FILEISH = re.compile(r"\.(?:so(?:\.\d+)*|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)$|/$")
-# A command line, an ``ls -l`` line, or a name that looks like a file: a listing that no command
-# introduces is one of those, and one that a command introduces is read line by line after it.
-_NEEDLES = Needles(r"^(?:\s*(?:\$|#|PS |>)|[-dl][rwxsStT-]{9})", r"\.(?:so|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)",
-                   r"[\w.+@-]/(?:\s|$)")
+# A command line, an ``ls -l`` line, or a line of names one of which looks like a file: a listing
+# that no command introduces is one of those, and one that a command introduces is read line by
+# line after it.
+_NEEDLES = Needles(_COMMAND, _LONG, r"^[\w.+@/\s-]*(?:\.(?:so|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)|/)[\w.+@/\s-]*$")
 
 
 def _names(text: str, after_command: bool) -> list[str] | None:

@@ -17,8 +17,7 @@ _CALL = re.compile(
     r"^\s*(?:\[pid\s+\d+\]\s*|\d+\s+)?(?P<call>access|faccessat2?|open|openat|stat|lstat|newfstatat|statx|execve|readlink)"
     r"\((?:AT_FDCWD,\s*)?\"(?P<path>[^\"]*)\".*?\)\s*=\s*(?P<ret>-?\d+)(?:\s+(?P<errno>E[A-Z]+))?"
 )
-# How a line that _CALL matches begins.
-_NEEDLES = Needles(r"^\s*(?:\[pid|\d|access|faccessat|open|stat|lstat|newfstatat|execve|readlink)")
+_NEEDLES = Needles(_CALL)
 
 
 def parse(artifact: Artifact, case: Case) -> None:

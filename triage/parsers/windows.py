@@ -33,8 +33,7 @@ _WINDBG = re.compile(
 )
 _FAULTING_MODULE = re.compile(r"Faulting module name:\s*(?P<m>[^,\s]+)")
 _FAULT_OFFSET = re.compile(r"Fault offset:\s*(?P<o>0x[0-9a-fA-F]+)")
-# What each pattern above cannot match without: a line holding none of these is read by none.
-_NEEDLES = Needles("Faulting module name:", "Fault offset:", r"^\s*(?:0x|[0-9a-fA-F]{2}\s)", "(?i:exception)")
+_NEEDLES = Needles(_EXCEPTION, _FRAME, _WINDBG, _FAULTING_MODULE, _FAULT_OFFSET)  # a line none matches says nothing here
 
 
 def _module_name(path: str) -> str:

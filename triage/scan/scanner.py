@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from itertools import compress
+from itertools import accumulate, compress, count
+from operator import add
 from typing import Any
 
 import regex
@@ -196,23 +197,26 @@ class LineScanner:
 
     def scan(self, lines: Sequence[str], text: str | None = None) -> list[list[int]]:
         """For each pattern, the sorted indexes of the lines (``text`` is them joined by newlines) it may match."""
+        if text is None:
+            text = "\n".join(lines)
         out = self._candidates(lines, text)
         for index, pattern in self._checks.items():
-            if pattern is not None and out[index]:
-                ascii_exact = index in self._ascii_exact
-                out[index] = [i for i in out[index] if (ascii_exact and lines[i].isascii()) or pattern.search(lines[i])]
+            if pattern is None or not out[index]:
+                continue
+            if index not in self._ascii_exact:
+                out[index] = [i for i in out[index] if pattern.search(lines[i])]
+            elif not text.isascii():  # Hyperscan's answer stands for the ASCII lines
+                out[index] = [i for i in out[index] if lines[i].isascii() or pattern.search(lines[i])]
         return out
 
-    def _candidates(self, lines: Sequence[str], text: str | None) -> list[list[int]]:
+    def _candidates(self, lines: Sequence[str], text: str) -> list[list[int]]:
         out: list[list[int]] = [[] for _ in self.patterns]
         if not lines:
             return out
-        if text is None:
-            text = "\n".join(lines)
         if self._hs is None:
             self._python(lines, range(len(lines)), text, tuple(self._everywhere), out)
             return out
-        self._hyperscan(text, len(lines), out)
+        self._hyperscan(lines, text, out)
         if self._everywhere:
             self._python(lines, range(len(lines)), text, tuple(self._everywhere), out)
         if not text.isascii():
@@ -224,19 +228,25 @@ class LineScanner:
                     out[index] = sorted(set(out[index]).union(more))
         return out
 
-    def _hyperscan(self, text: str, count: int, out: list[list[int]]) -> None:
+    def _hyperscan(self, lines: Sequence[str], text: str, out: list[list[int]]) -> None:
         data = text.encode("utf-8", "surrogatepass")
         if not data.endswith(b"\n"):
             data += b"\n"
-        found: list[tuple[int, int]] = []
-        self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context:
-                      found.append((end, pattern)))
-        found.sort()
-        line_of = _line_of(data, b"\n")
-        for end, pattern in found:
-            line = line_of(end) - 1  # the match ends just after its line's newline
-            if line < count:
-                out[pattern].append(line)
+        ends: list[list[int]] = [[] for _ in self.patterns]  # each match ends just after its line's newline
+        self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context: ends[pattern].append(end))
+        found = sum(map(len, ends))
+        if not found:
+            return
+        if found * 8 > len(lines):  # many: one table of every line's end, built in C, answers each
+            lengths = map(len, lines) if text.isascii() else (len(line.encode("utf-8", "surrogatepass")) for line in lines)
+            line_at = dict(zip(map(add, accumulate(lengths), count(1)), count()))
+            for pattern, at in enumerate(ends):
+                if at:
+                    out[pattern].extend(map(line_at.__getitem__, at))
+            return
+        line_of = _line_of(data, b"\n")  # few: count the newlines before each, in one pass
+        for end, pattern in sorted((end, pattern) for pattern, at in enumerate(ends) for end in at):
+            out[pattern].append(line_of(end) - 1)
 
     def _python(self, lines: Sequence[str], which: Sequence[int], text: str, patterns: tuple[int, ...],
                 out: list[list[int]]) -> None:
