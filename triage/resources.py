@@ -6,10 +6,11 @@ finds them at the top of the tree.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import os
 import pickle
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -72,12 +73,33 @@ def read_cached(file: Path) -> Any:
         return None
 
 
+_written = itertools.count()
+
+
 def write_cached(file: Path, value: Any) -> None:
-    """Write a cache entry atomically (readers never see half a file); a cache that cannot be written is no error."""
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=file.parent, delete=False) as tmp:
-            tmp.write(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp.name, file)
-    except OSError:
-        pass
+    """Write a cache entry atomically (readers never see half a file); a cache that cannot be written is no error.
+
+    A corpus run writes two entries a case, so this is a few system calls: a temporary file
+    named for this process (created exclusively), renamed over the entry.
+    """
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    for _ in range(3):  # a missing folder is made once; a name taken (another process, same pid) is passed over
+        tmp = f"{file}.{os.getpid()}-{next(_written)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileNotFoundError:
+            try:
+                file.parent.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return
+            continue
+        except OSError:
+            continue
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(tmp, file)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return

@@ -3,7 +3,7 @@
 Two reports of the same unknown crash differ in pids, addresses, user paths and sizes but
 share their templates, so templates are what unknown cases are clustered on. Only the lines
 that carry an error word are kept (``key_lines``): most lines of a log concern nothing, and
-one C-level pass over each artifact's text finds the rest.
+one pass over each artifact's text (triage/scan/) finds the rest.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from triage.model import Case
+from triage.scan.scanner import LineScanner
 
 # Longest-first alternatives of one pass; each named group becomes its placeholder.
 _VARIABLE = re.compile(
@@ -20,13 +21,12 @@ _VARIABLE = re.compile(
     r"|(?P<num>\d+(?:[.,:]\d+)*)"
 )
 _SPACES = re.compile(r"\s+")
-# Searched in the lower-cased text: a case-insensitive alternation is several times slower.
-_KEY_WORD = re.compile(
+_KEY_WORD = (
     r"error|fail|fatal|abort|exception|fault|received signal|\bsignal:? \d|\bsig(?:segv|abrt|bus|ill|fpe|trap)\b"
     r"|cannot|can't|unable|invalid|denied|not found|no such|panic|assert|terminat|killed|timeout|timed out|illegal"
-    r"|unsupported|corrupt|hsa_status|^:1:",
-    re.MULTILINE,
+    r"|unsupported|corrupt|hsa_status|^:1:"
 )
+_scanner: LineScanner | None = None
 PLACEHOLDERS = {"id": "<id>", "path": "<path>", "hex": "<hex>", "num": "<num>"}
 # Regexes for a placeholder when a template becomes a signature's log pattern.
 PLACEHOLDER_REGEX = {"<id>": r"[0-9a-fA-F-]{36}", "<path>": r"\S+", "<hex>": r"(?:0x)?[0-9a-fA-F]+",
@@ -43,21 +43,14 @@ def template(line: str) -> str:
 
 def key_lines(case: Case, limit: int = MAX_KEY_LINES) -> list[str]:
     """The case's lines that carry an error word, one per template, in input order."""
+    global _scanner
+    if _scanner is None:
+        _scanner = LineScanner([_KEY_WORD], re.IGNORECASE, module="re", exact=[0])
     seen: set[str] = set()
     out: list[str] = []
     for artifact in case.artifacts:
-        text = artifact.text
-        lowered = text.lower()
-        if len(lowered) != len(text):  # a character whose lower case is longer: keep offsets right
-            lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-        after = -1
-        for m in _KEY_WORD.finditer(lowered):
-            if m.start() < after:  # another word on a line already taken
-                continue
-            start = text.rfind("\n", 0, m.start()) + 1
-            after = text.find("\n", m.end())
-            after = len(text) if after < 0 else after
-            line = text[start:after].strip()[:MAX_LINE_CHARS]
+        for index in _scanner.scan(artifact.lines, artifact.text)[0] if artifact.lines else ():
+            line = artifact.lines[index].strip()[:MAX_LINE_CHARS]
             shape = template(line)
             if shape and shape not in seen:
                 seen.add(shape)

@@ -54,5 +54,9 @@ def decode(data: bytes) -> str:
     else:
         body = data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
         text = body.decode("utf-8", errors="replace")
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
-    return _ANSI.sub("", text)
+    # Each fix only where needed: looking for one character costs far less than a replace.
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return _ANSI.sub("", text) if "\x1b" in text else text

@@ -241,7 +241,7 @@ def _load(folder: Path) -> Database:
         signatures.append(sig)
     anchor_strength = float(settings.get("anchor_strength", 0.2))
     return Database(
-        scanners=index(signatures, anchor_strength, os.environ.get("TRIAGE_SCANNER")),
+        scanners=index(signatures, anchor_strength),
         version=str(settings.get("version", "0")),
         threshold=float(settings.get("threshold", 0.45)),
         anchor_strength=anchor_strength,

@@ -65,9 +65,9 @@ def parse(artifact: Artifact, case: Case) -> None:
 
     A runtime log at level 3 or 4 is mostly its API trace: each record is claimed as runtime
     output, but only errors and warnings (levels 0-2), the records that state a fact or report
-    an error code or a failure, and the lines relayed after a record become events. Runs are told apart at gaps of more than
-    ``_GAP_LINES`` lines between records and, between events, where the pid changes, the
-    timestamp goes back or a second ``HIP Version`` starts a run.
+    an error code or a failure, and the lines relayed after a record become events. Runs are
+    told apart at gaps of more than ``_GAP_LINES`` lines between records and, between events,
+    where the pid changes, the timestamp goes back or a second ``HIP Version`` starts a run.
     """
     lines = artifact.lines
     records = _RECORDS.lines(artifact)
@@ -94,7 +94,8 @@ def parse(artifact: Artifact, case: Case) -> None:
 
     for index in records:
         if owner >= 0:
-            relay(index)
+            if last + 1 in relayed:
+                relay(index)
             if index - last > _GAP_LINES:
                 run, run_has_version = run + 1, False
         owner = last = index

@@ -48,26 +48,16 @@ def _gfx_score(text: str, where: Where, case: Case) -> int:
     return 60 if _PRIMARY.search(text) else 30 if (_GPU_LABEL.search(text) or "ISA" in text) else 10
 
 
-# A literal that each pattern above needs (in the case the pattern has it): a line without
-# any of them yields no fact, so only the lines holding one are read.
-_NEEDLES = Needles(
-    r"gfx|OS|kernel|HIP|COMGR|LLVM|amdhip64|LD_|HSA_|ROCR_|CUDA_|:\\",
-    r"(?i:gpu|graphics|marketing name|windows|driver|\.dll|\.exe|wsl|\.so|linux|coredumpctl|segfault at|ubuntu|debian"
-    r"|fedora|arch|nixos|rocm)",
-)
-
-
 def parse(artifact: Artifact, case: Case) -> None:
-    for index in _NEEDLES.lines(artifact):
+    chosen = [(set(needles.lines(artifact)), read) for needles, read in _FAMILIES]
+    for index in sorted(set().union(*(lines for lines, _ in chosen))):
         number, text = index + 1, artifact.lines[index]
         if not text.strip() or not readable(text):
             continue
         where = Where(artifact.name, number)
-        _gpu(text, where, case)
-        _platform(text, where, case)
-        _versions(text, where, case)
-        for m in _ENV_ASSIGN.finditer(text):
-            case.add_fact(f"env_{m['k']}", m["v"].strip("\"'"), where, text.strip(), 20)
+        for lines, read in chosen:
+            if index in lines:
+                read(text, where, case)
 
 
 def _gpu(text: str, where: Where, case: Case) -> None:
@@ -93,6 +83,10 @@ def _platform(text: str, where: Where, case: Case) -> None:
         case.add_fact("kernel", m["v"], where, text.strip(), 40)
     if m := _DRIVER.search(text):
         case.add_fact("driver", m["v"], where, text.strip(), 40)
+
+
+def _os_hints(text: str, where: Where, case: Case) -> None:
+    """Weak votes for the OS family (a Windows path, a ``.so``); finish() counts them."""
     if _WINDOWS_HINT.search(text):
         case.add_fact("os", "windows", where, text.strip(), 5)
     if _LINUX_HINT.search(text):
@@ -115,6 +109,21 @@ def _versions(text: str, where: Where, case: Case) -> None:
             and (m := _HIP_RUNTIME_PATH.search(text))):
         if re.search(r"HIP (?:runtime|library)|loaded|using", text, re.I):
             case.add_fact("hip_library_path", m["p"], where, text.strip(), 50)
+
+
+def _environment(text: str, where: Where, case: Case) -> None:
+    for m in _ENV_ASSIGN.finditer(text):
+        case.add_fact(f"env_{m['k']}", m["v"].strip("\"'"), where, text.strip(), 20)
+
+
+# Each family of facts reads only the lines one of its patterns matches (the scan finds them).
+_FAMILIES = (
+    (Needles(GFX, _GPU_LABEL), _gpu),
+    (Needles(_OS_LABEL, _WINDOWS_NAME, _KERNEL, _DRIVER), _platform),
+    (Needles(_WINDOWS_HINT, _LINUX_HINT), _os_hints),
+    (Needles(_ROCM, _ROCM_PATH, _COMPONENT_VERSIONS, "amdhip64"), _versions),
+    (Needles(_ENV_ASSIGN), _environment),
+)
 
 
 def finish(case: Case) -> None:

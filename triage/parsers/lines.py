@@ -73,13 +73,12 @@ def _all_needles() -> LineScanner:
     """One scanner for every parser's needles, from the disk cache when built before (Hyperscan takes a while)."""
     global _scanner
     if _scanner is None or len(_scanner.patterns) != len(_PATTERNS):
-        engine = os.environ.get("TRIAGE_SCANNER") or None
-        key = hashlib.sha256(repr((_PATTERNS, _EXACT, engine, build_key())).encode()).hexdigest()[:24]
+        key = hashlib.sha256(repr((_PATTERNS, _EXACT, os.environ.get("TRIAGE_SCANNER"), build_key())).encode()).hexdigest()[:24]
         folder = cache_dir("needles")
         file = folder / f"{key}.pickle" if folder else None
         scanner = read_cached(file) if file else None
         if not isinstance(scanner, LineScanner):
-            scanner = LineScanner(_PATTERNS, 0, engine, "re", _EXACT)
+            scanner = LineScanner(_PATTERNS, 0, None, "re", _EXACT)
             if file:
                 write_cached(file, scanner)
         _scanner = scanner

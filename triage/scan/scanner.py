@@ -17,10 +17,13 @@ Two engines give the same answers downstream:
   literals is searched on every line itself (a C-level ``map``). A line holding a character
   that case-blind matching pairs with an ASCII letter in a way case folding does not (``İ``,
   ``ı``, ``ſ``, the Kelvin sign) counts for every literal.
+
+``TRIAGE_SCANNER=python`` (or ``hyperscan``) chooses the engine where the caller does not.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from itertools import accumulate, compress, count
@@ -124,7 +127,7 @@ class LineScanner:
         self.flags = flags
         self.module = module
         self.exact = sorted(exact)
-        self.engine = engine or ("hyperscan" if hyperscan is not None else "python")
+        self.engine = engine or os.environ.get("TRIAGE_SCANNER") or ("hyperscan" if hyperscan is not None else "python")
         if self.engine not in ("hyperscan", "python"):
             raise ValueError(f"unknown scanner engine {self.engine!r} (hyperscan or python)")
         if self.engine == "hyperscan" and hyperscan is None:
@@ -229,9 +232,7 @@ class LineScanner:
         return out
 
     def _hyperscan(self, lines: Sequence[str], text: str, out: list[list[int]]) -> None:
-        data = text.encode("utf-8", "surrogatepass")
-        if not data.endswith(b"\n"):
-            data += b"\n"
+        data = _bytes(text)
         ends: list[list[int]] = [[] for _ in self.patterns]  # each match ends just after its line's newline
         self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context: ends[pattern].append(end))
         found = sum(map(len, ends))
@@ -262,6 +263,18 @@ class LineScanner:
                 found.setdefault(index, set()).update(compress(which, map(pattern.search, chosen)) if pattern else which)
         for index, at in found.items():
             out[index].extend(sorted(at))
+
+
+_encoded: tuple[str, bytes] = ("", b"")
+
+
+def _bytes(text: str) -> bytes:
+    """The text as Hyperscan reads it, ending with a newline; kept for the next scanner of the same text."""
+    global _encoded
+    if _encoded[0] is not text:
+        data = text.encode("utf-8", "surrogatepass")
+        _encoded = (text, data if data.endswith(b"\n") else data + b"\n")
+    return _encoded[1]
 
 
 def _lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
