@@ -24,7 +24,7 @@ import triage.corpus
 from triage.corpus import analyze
 from triage.corpus.clusters import cluster
 from triage.corpus.rows import frame
-from triage.corpus.synth import generate
+from triage.corpus.synth import reuse_or_generate
 
 if TYPE_CHECKING:
     import pandas
@@ -32,13 +32,8 @@ if TYPE_CHECKING:
 
 def _corpus(folder: Path, cases: int, size_kb: float, seed: int) -> int:
     """Generate (or reuse) a corpus; return its size in bytes."""
-    stamp = folder / ".params"
-    params = f"{cases} {size_kb} {seed}"
-    if not (stamp.is_file() and stamp.read_text() == params):
-        shutil.rmtree(folder, ignore_errors=True)
-        started = time.perf_counter()
-        generate(folder, cases, seed=seed, size_kb=size_kb)
-        stamp.write_text(params)
+    started = time.perf_counter()
+    if reuse_or_generate(folder, cases, seed=seed, size_kb=size_kb)[1]:
         print(f"generated {cases} cases in {folder} ({time.perf_counter() - started:.1f} s)")
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file() and f.name != ".params")
 

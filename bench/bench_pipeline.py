@@ -11,7 +11,6 @@ fills every candidate's texts), which is not part of the pipeline figure.
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
@@ -20,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import triage.parsers
-from triage.corpus.synth import generate
+from triage.corpus.synth import reuse_or_generate
 from triage.ingest import read_inputs
 from triage.match import load, match
 from triage.pipeline import Result, analyze
@@ -45,16 +44,6 @@ class _Timed:
             self.spent["parse: " + self.__name__.rsplit(".", 1)[-1]] += time.perf_counter() - started
 
 
-def _corpus(folder: Path, cases: int, size_kb: float, seed: int) -> list[Path]:
-    stamp = folder / ".params"
-    params = f"{cases} {size_kb} {seed}"
-    if not (stamp.is_file() and stamp.read_text() == params):
-        shutil.rmtree(folder, ignore_errors=True)
-        generate(folder, cases, seed=seed, size_kb=size_kb)
-        stamp.write_text(params)
-    return sorted(p for p in folder.iterdir() if not p.name.startswith("."))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--cases", type=int, default=300)
@@ -64,7 +53,7 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "hip-triage-bench-pipeline")
     args = parser.parse_args()
 
-    paths = _corpus(args.workdir / f"corpus-{args.cases}-{args.size_kb:g}", args.cases, args.size_kb, args.seed)
+    paths, _ = reuse_or_generate(args.workdir / f"corpus-{args.cases}-{args.size_kb:g}", args.cases, args.seed, args.size_kb)
     folder = data_dir("signatures")
     db = load(folder)
     read = [read_inputs([str(p)], None) for p in paths]

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import io
 import random
 import re
+import shutil
 import sys
 import zipfile
 from dataclasses import dataclass
@@ -84,20 +86,25 @@ def real_cases(realworld: Path | None = None) -> list[Template]:
     return out
 
 
+_NOISE_PID = "{pid}"  # in the noise pool: the case's one process, filled in per case
+
+
 def _noise_pool(rng: random.Random, count: int = 4000) -> list[str]:
-    """Lines a long run prints that concern nothing: the runtime's API trace and the application's progress."""
+    """Lines a long run prints that concern nothing: the runtime's API trace (of one process, a few threads)
+    and the application's progress."""
     lines = []
+    tids = [f"0x7f{rng.randrange(16 ** 10):010x}" for _ in range(4)]
     for i in range(count):
         kind = rng.random()
-        tid = f"0x7f{rng.randrange(16 ** 10):010x}"
+        tid = rng.choice(tids)
         if kind < 0.45:
             call = rng.choice(("hipMalloc", "hipMemcpyAsync", "hipLaunchKernel", "hipStreamSynchronize", "hipFree"))
             lines.append(f":3:hip_{rng.choice(('memory', 'platform', 'stream'))}.cpp :{rng.randint(10, 900)} : "
-                         f"{rng.randint(10 ** 6, 10 ** 9)} us: [pid:{rng.randint(1000, 99999)} tid:{tid}]  {call} "
+                         f"{rng.randint(10 ** 6, 10 ** 9)} us: [pid:{_NOISE_PID} tid:{tid}]  {call} "
                          f"( 0x{rng.randrange(16 ** 12):012x}, {rng.randint(1, 1 << 30)} ) ")
         elif kind < 0.7:
             lines.append(f":4:rocvirtual.cpp :{rng.randint(10, 3000)} : {rng.randint(10 ** 6, 10 ** 9)} us: "
-                         f"[pid:{rng.randint(1000, 99999)} tid:{tid}] Signal = (0x{rng.randrange(16 ** 8):x}), "
+                         f"[pid:{_NOISE_PID} tid:{tid}] Signal = (0x{rng.randrange(16 ** 8):x}), "
                          f"Elapsed = {rng.randint(1, 10 ** 6)} ns, ticks start/end = {rng.randint(1, 10 ** 9)} / "
                          f"{rng.randint(1, 10 ** 9)}")
         else:
@@ -140,7 +147,7 @@ class Generator:
             chunk = self.noise[start: start + 200]
             out.extend(chunk)
             size += sum(len(line) + 1 for line in chunk)
-        return "\n".join(out) + "\n"
+        return "\n".join(out).replace(_NOISE_PID, str(self.rng.randint(1000, 99999))) + "\n"
 
     def family(self, name: str) -> dict[str, str]:
         """One variant of a planted unknown crash."""
@@ -202,6 +209,19 @@ def generate(folder: Path, cases: int, seed: int = 0, size_kb: float = 100, unkn
     folder.mkdir(parents=True, exist_ok=True)
     generator = Generator(seed, size_kb, unknown)
     return [generator.write(folder, i)[0] for i in range(cases)]
+
+
+def reuse_or_generate(folder: Path, cases: int, seed: int = 0, size_kb: float = 100) -> tuple[list[Path], bool]:
+    """The cases of a corpus made before with the same settings and this generator's code, else a new one
+    (for benchmarks, which time many runs over one corpus); also say whether it was made now."""
+    stamp = folder / ".params"
+    params = f"{cases} {size_kb} {seed} {hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]}"
+    made = not (stamp.is_file() and stamp.read_text() == params)
+    if made:
+        shutil.rmtree(folder, ignore_errors=True)
+        generate(folder, cases, seed=seed, size_kb=size_kb)
+        stamp.write_text(params)
+    return sorted(p for p in folder.iterdir() if not p.name.startswith(".")), made
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,11 @@ __all__ = ["module_version", "symbolize"]
 
 def symbolize(case: Case, frames_dirs: Path | list[Path], symbols: Path | None = None) -> None:
     """Name the case's frames and fault from the ELF files at hand and the known-frames stores."""
+    fault = case.fault
+    if not (any(f.module and f.offset is not None and not f.symbol for s in case.stacks for f in s.frames)
+            or (fault and fault.module and fault.offset is not None and not fault.symbol)
+            or (fault and fault.kind == "signal" and case.kernel_faults)):
+        return  # nothing to name: most logs carry no stack
     builds, problems = load_all([frames_dirs] if isinstance(frames_dirs, Path) else list(frames_dirs))
     case.warnings.extend(problems)
     namer = _Namer(case, builds, Locator(case.artifacts, symbols, case.warnings))
@@ -35,7 +40,6 @@ def symbolize(case: Case, frames_dirs: Path | list[Path], symbols: Path | None =
             if frame.module and frame.offset is not None and not frame.symbol:
                 namer.name(frame)
     offsets.convert(case, builds, namer.locator)
-    fault = case.fault
     if fault and fault.module and fault.offset is not None and not fault.symbol:
         probe = Frame(index=0, where=fault.where, text="", module=fault.module, offset=fault.offset)
         namer.name(probe)
