@@ -238,9 +238,8 @@ class LineScanner:
         found = sum(map(len, ends))
         if not found:
             return
-        if found * 8 > len(lines):  # many: one table of every line's end, built in C, answers each
-            lengths = map(len, lines) if text.isascii() else (len(line.encode("utf-8", "surrogatepass")) for line in lines)
-            line_at = dict(zip(map(add, accumulate(lengths), count(1)), count()))
+        if found * 8 > len(lines) or _line_table[0] is text:  # many: one table of every line's end answers each
+            line_at = _line_ends(text, lines)
             for pattern, at in enumerate(ends):
                 if at:
                     out[pattern].extend(map(line_at.__getitem__, at))
@@ -275,6 +274,18 @@ def _bytes(text: str) -> bytes:
         data = text.encode("utf-8", "surrogatepass")
         _encoded = (text, data if data.endswith(b"\n") else data + b"\n")
     return _encoded[1]
+
+
+_line_table: tuple[str, dict[int, int]] = ("", {})
+
+
+def _line_ends(text: str, lines: Sequence[str]) -> dict[int, int]:
+    """The byte offset just past each line's newline -> the line's index, built in C; kept for the next scanner."""
+    global _line_table
+    if _line_table[0] is not text:
+        lengths = map(len, lines) if text.isascii() else (len(line.encode("utf-8", "surrogatepass")) for line in lines)
+        _line_table = (text, dict(zip(map(add, accumulate(lengths), count(1)), count())))
+    return _line_table[1]
 
 
 def _lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
