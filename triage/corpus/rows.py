@@ -36,7 +36,7 @@ COLUMNS: dict[str, str] = {
     "hip_version_system": "string",   # the system ROCm's HIP
     "hip_runtime": "category",        # bundled | system
     "rocm_version_system": "string",
-    "app_version": "string",          # the application or engine version, when a parser found it
+    "app_version": "string",          # the engine's version when one is named, else the application's (parsers/appinfo.py)
     "program": "string",
     "signal": "category",
     "exception_code": "category",
@@ -50,7 +50,7 @@ COLUMNS: dict[str, str] = {
     "warnings": "Int64",
     "artifacts": "Int64",
     "input_bytes": "Int64",
-    "date": "datetime64[ns]",         # the case's `date:` in expected.yaml, when given
+    "date": "datetime64[ns]",         # the label's `date:`, else the day of the input's timestamps (parsers/timestamps.py)
     "expected_class": "category",     # the label in expected.yaml, when the case has one
     "expected_signature": "category",
     "error": "string",                # why the case could not be triaged (then class is missing)
@@ -88,6 +88,7 @@ def row(result: Result) -> dict[str, Any]:
         "warnings": len(case.warnings),
         "artifacts": len(case.artifacts),
         "input_bytes": sum(a.size for a in case.artifacts),
+        "date": facts.get("date"),  # a label's date, when the case has one, wins (corpus/run.py)
         "tool_version": result.versions.get("tool"),
         "signatures_version": result.versions.get("signatures"),
     }

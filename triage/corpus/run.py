@@ -178,13 +178,15 @@ def process(ref: CaseRef, settings: Settings) -> tuple[dict[str, Any], str]:
     path = Path(ref.path)
     base: dict[str, Any] = {**EMPTY, "case": ref.id, "path": ref.path}
     try:
-        base.update(label(path))
+        # What the label gives wins over the row: a labeller's date over a timestamp in the input.
+        labelled = {name: value for name, value in label(path).items() if value is not None}
+        base.update(labelled)
         digest = content_hash(path)
         cache = Path(settings.cache) if settings.cache else None
         row_file = (cache / "rows" / digest[:2] / f"{digest}-{settings.code_key}-{settings.db_key}.pickle"
                     if cache else None)
         if row_file and not settings.reports and (cached := read_cached(row_file)) is not None:
-            return {**base, **cached, "case": ref.id, "path": ref.path}, "hit"
+            return {**base, **cached, **labelled, "case": ref.id, "path": ref.path}, "hit"
         parsed_file = cache / "parsed" / digest[:2] / f"{digest}-{settings.code_key}.pickle" if cache else None
         frozen = read_cached(parsed_file) if parsed_file else None
         how = "rematch" if frozen is not None else "parse"
@@ -197,7 +199,7 @@ def process(ref: CaseRef, settings: Settings) -> tuple[dict[str, Any], str]:
         values = row(_triage(case, settings, ref))
         if row_file:
             write_cached(row_file, values)
-        return {**base, **values, "case": ref.id, "path": ref.path}, how
+        return {**base, **values, **labelled, "case": ref.id, "path": ref.path}, how
     except Exception as err:
         from triage.ingest import IngestError
 

@@ -19,12 +19,12 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from triage.model import Artifact, Case, Where
-from triage.parsers import (amdlog, backtrace, elfcore, elflib, envfacts, exitstatus, fatbin, fault, kernel, lines, listing,
-                            manifest, minidump, offload, strace, windows)
+from triage.parsers import (amdlog, appinfo, backtrace, elfcore, elflib, envfacts, exitstatus, fatbin, fault, kernel, lines,
+                            listing, manifest, minidump, offload, strace, timestamps, windows)
 
 # envfacts runs last: it reads which lines the other parsers claimed as machine output.
 LINE_PARSERS = (amdlog, backtrace, kernel, windows, exitstatus, strace, offload, listing, minidump, elfcore, elflib, fatbin,
-                manifest, envfacts)
+                manifest, appinfo, timestamps, envfacts)
 # fatbin.finish reads the GPU and the runtime kind that envfacts.finish settles.
 FINISHERS = (amdlog.finish, envfacts.finish, fatbin.finish, fault.merge)
 

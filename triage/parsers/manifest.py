@@ -11,10 +11,19 @@ yields the facts ``signal`` = SEGV, ``exit_status`` = 139, ``run_ended`` and one
 ``collect_missing`` per item (``coredump: coredumpctl is not installed ...``), which the
 report lists as not collected. A run that collect itself stopped (``--timeout``, Ctrl-C)
 gives no signal: the program did not crash.
+
+The manifest's clock dates the case (the fact ``date``, its UTC day)::
+
+    "created": "2026-08-12T10:15:02Z", "run": {"started": "2026-08-12T10:11:12Z", ...}
+
+gives ``date`` = 2026-08-12: the run's start, when the command crashed, else (no command was
+run) when the bundle was made. It outranks the timestamps read from the logs
+(parsers/timestamps.py): it is the collector's own clock, written for this.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 
@@ -22,6 +31,7 @@ from triage.model import Artifact, Case, Where
 from triage.parsers.lines import MAX_LINE
 
 FORMAT = "hip-triage-collect"
+_UTC = re.compile(r"(?P<day>\d{4}-\d\d-\d\d)T\d\d:\d\d:\d\dZ")
 _MARK = re.compile(r'"format"\s*:\s*"hip-triage-collect"')
 _SIGNAL = re.compile(r"[A-Z][A-Z0-9]{0,11}")
 _KEY = re.compile(r'^\s*("(?:[^"\\]|\\.)*")\s*:')
@@ -65,6 +75,9 @@ def parse(artifact: Artifact, case: Case) -> None:
     run = data.get("run")
     if isinstance(run, dict):
         _run(run, artifact, case, blocks.get("run", 0))
+        start = blocks.get("run", 0)
+        _date(run.get("started"), artifact, case, _keys(lines, start).get("started", start), 60)
+    _date(data.get("created"), artifact, case, blocks.get("created", 0), 50)
     missing = data.get("missing")
     if isinstance(missing, dict):
         _missing(missing, artifact, case, blocks.get("missing", 0))
@@ -89,6 +102,17 @@ def _run(run: dict, artifact: Artifact, case: Case, start: int) -> None:
     if isinstance(status, int) and not isinstance(status, bool):
         case.add_fact("exit_status", str(status), *_quote(artifact, keys.get("exit_status", start)), 60)
         case.inputs.add("fault")
+
+
+def _date(stamp: object, artifact: Artifact, case: Case, index: int, score: int) -> None:
+    """A manifest time (``2026-08-12T10:11:12Z``, as collect writes it) as the fact ``date``, when it is a real day."""
+    if not isinstance(stamp, str) or not (m := _UTC.fullmatch(stamp)):
+        return
+    try:
+        day = datetime.date.fromisoformat(m["day"])
+    except ValueError:
+        return
+    case.add_fact("date", day.isoformat(), *_quote(artifact, index), score)
 
 
 def _missing(missing: dict, artifact: Artifact, case: Case, start: int) -> None:
