@@ -109,20 +109,17 @@ _MODELS = frozenset("llama qwen mistral mixtral gemma phi deepseek falcon gpt sd
 _BAND = {"engine": 60, "product": 30, "framework": 0}
 _FORM = {"labelled": 30, "mention": 20, "pip": 20, "file": 10}
 
-# What every line read holds: a label or the word engine, a pin, or a name then a version
-# (two dots, a v or a local part), or a file-style name.
-_NEEDLES = Needles(
-    r"(?i:version|\bver\b|engine|release|build)",
-    r"==",
-    r"\S\s+v?\d+\.\d+(?:\.\d|\+)",
-    r"\sv\d+\.\d",
-    r"[A-Za-z]-\d+\.\d",
-)
+# What every line read holds: a label or the word engine, a pin or a local version part (+rocm6.2)
+# anywhere; in a file's first lines, where a program prints its banner, also a name then a version
+# (two dots, a v) or a file-style name: those needles are digits and separators, slow to look for
+# in every line of a long log.
+_NEEDLES = Needles(r"(?i:version|\bver\b|engine|release|build)", r"==", r"\+[A-Za-z]")
+_BANNER = Needles(r"\S\s+v?\d+\.\d+(?:\.\d|\+)", r"\sv\d+\.\d", r"[A-Za-z]-\d+\.\d", head=200)
 
 
 def parse(artifact: Artifact, case: Case) -> None:
     lines = artifact.lines
-    for index in _NEEDLES.lines(artifact):
+    for index in sorted(set(_NEEDLES.lines(artifact)).union(_BANNER.lines(artifact))):
         text = lines[index]
         where = Where(artifact.name, index + 1)
         if not readable(text) or case.kind_of(where) in _MACHINE_KINDS or _KERNEL_LOG.search(text):

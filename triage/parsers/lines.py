@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from triage.model import Artifact
 from triage.resources import cache_dir, read_cached, write_cached
-from triage.scan.scanner import LineScanner, build_key
+from triage.scan.scanner import LineScanner, build_key, lines_matching
 
 MAX_LINE = 4096
 
@@ -40,21 +40,28 @@ class Needles:
     lines they match reach the parser.
     """
 
-    def __init__(self, *needles: str | re.Pattern[str], exact: bool = False) -> None:
+    def __init__(self, *needles: str | re.Pattern[str], exact: bool = False, head: int | None = None) -> None:
         """``exact``: ``lines`` gives exactly the lines a needle matches (no more), so that the parser
-        need not search them again."""
+        need not search them again. ``head``: only a file's first lines count (the banner a program
+        prints as it starts); they are searched apart, which suits needles made of character
+        classes (``\\d+\\.\\d+``) that would slow the pass over every line."""
+        patterns = [needle if isinstance(needle, str) else (
+            f"(?i:{needle.pattern})" if needle.flags & re.IGNORECASE else needle.pattern) for needle in needles]
+        self.head = head
+        # A broken needle fails at import, in every test run; MULTILINE: a head is searched as one text.
+        self._compiled = [re.compile(p, re.MULTILINE) for p in patterns]
         start = len(_PATTERNS)
-        for needle in needles:
-            pattern = needle if isinstance(needle, str) else (
-                f"(?i:{needle.pattern})" if needle.flags & re.IGNORECASE else needle.pattern)
-            re.compile(pattern)  # a broken needle fails at import, in every test run
-            _PATTERNS.append(pattern)
+        if head is None:
+            _PATTERNS.extend(patterns)
+            if exact:
+                _EXACT.extend(range(start, len(_PATTERNS)))
         self.slots = range(start, len(_PATTERNS))
-        if exact:
-            _EXACT.extend(self.slots)
 
     def lines(self, artifact: Artifact) -> list[int]:
         """Indexes of the artifact's lines holding one of the needles, in order."""
+        if self.head is not None:
+            text = "\n".join(artifact.lines[:self.head])
+            return sorted(set().union(*(lines_matching(p, text) for p in self._compiled)))
         found = scan(artifact)
         if len(self.slots) == 1:
             return found[self.slots[0]]

@@ -16,8 +16,8 @@ a line about building or releasing (``built 2024-07-16 06:28:42``, a VBIOS ``BUI
 the software, not the crash: neither is read. Days are as printed, in the writer's time zone.
 
 Which time wins: the first one on a line that tells of the failure (an error word: error,
-fail, fault, abort, crash, panic, killed, terminated, exception), else the first one at all,
-in input order. The first is the one that does not move when a user pastes more lines after
+fail, fault, abort, crash, panic, killed, terminated, exception), else the first one in the
+first 200 lines of a file, in input order. The first is the one that does not move when a user pastes more lines after
 the crash, and the failure's own line is the crash's time rather than the start of a
 long-running server's log. A ``triage collect`` manifest's own time (parsers/manifest.py)
 outranks both.
@@ -30,6 +30,7 @@ import re
 
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, readable
+from triage.scan.scanner import lines_matching
 
 _MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
 _ISO = re.compile(r"(?<!\d)(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)(?:T|,?[ \t]+)(?P<H>\d\d):(?P<M>\d\d)")
@@ -42,9 +43,12 @@ _SOFTWARE_DATE = re.compile(
     r"(?i:\b(?:built|compiled|released|copyright)\b|\b(?:build|release)(?:[ _-]?(?:date|time))?\s*[:=])|\(c\)"
 )
 _FAILURE_WORDS = r"(?i:error|fail|fault|abort|crash|panic|killed|terminated|exception)"
-_FAILURE = re.compile(_FAILURE_WORDS)
 
-_STAMPS = Needles(_ISO.pattern, _GO.pattern, _CTIME.pattern)
+# A log's clock shows on its first lines, and on the failure's: the timestamps are searched there
+# only (their patterns are digits and separators, slow to look for in every line of a long log).
+_HEAD_LINES = 200
+_FORMS = (_ISO, _GO, _CTIME)
+_STAMPS = Needles(*_FORMS, head=_HEAD_LINES)
 _FAILING = Needles(_FAILURE_WORDS)
 
 # A timestamp on the failure's line outranks one elsewhere; the collect manifest's time outranks both.
@@ -53,15 +57,13 @@ _OTHER_LINE_SCORE = 30
 
 
 def parse(artifact: Artifact, case: Case) -> None:
-    """The first timestamp of the artifact, and the first on a line telling of the failure."""
-    stamped = _STAMPS.lines(artifact)
-    if not stamped:
-        return
-    failing = set(_FAILING.lines(artifact))
-    first = _first(artifact, case, stamped)
+    """The first timestamp of the artifact's first lines, and the first on a line telling of the failure."""
+    first = _first(artifact, case, _STAMPS.lines(artifact))
     if first:
         case.add_fact("date", first[1], first[0], artifact.lines[first[0].line - 1].strip(), _OTHER_LINE_SCORE)
-    crash = _first(artifact, case, [i for i in stamped if i in failing])
+    failing = _FAILING.lines(artifact)
+    text = "\n".join(artifact.lines[i] for i in failing)  # searched as one text: a long log has many such lines
+    crash = _first(artifact, case, [failing[k] for k in sorted(set().union(*(lines_matching(p, text) for p in _FORMS)))])
     if crash:
         case.add_fact("date", crash[1], crash[0], artifact.lines[crash[0].line - 1].strip(), _CRASH_LINE_SCORE)
 

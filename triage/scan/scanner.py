@@ -111,7 +111,7 @@ class _Literals:
             line = which[line_of(m.start())]
             for index in self._owners[m.group(1)]:
                 found.setdefault(index, set()).add(line)
-        for exotic in _lines_matching(_EXOTIC, text):
+        for exotic in lines_matching(_EXOTIC, text):
             for index in self._all:
                 found.setdefault(index, set()).add(which[exotic])
 
@@ -223,7 +223,7 @@ class LineScanner:
         if self._everywhere:
             self._python(lines, range(len(lines)), text, tuple(self._everywhere), out)
         if not text.isascii():
-            wide = _lines_matching(_WIDE, text)
+            wide = lines_matching(_WIDE, text)
             extra: list[list[int]] = [[] for _ in self.patterns]
             self._python(lines, wide, "\n".join(lines[i] for i in wide), tuple(self.by_hyperscan), extra)
             for index, more in enumerate(extra):
@@ -288,7 +288,7 @@ def _line_ends(text: str, lines: Sequence[str]) -> dict[int, int]:
     return _line_table[1]
 
 
-def _lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
+def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
     """Indexes of the lines of ``text`` holding a match of ``pattern`` (one search per such line)."""
     out: list[int] = []
     line_of = _line_of(text, "\n")
