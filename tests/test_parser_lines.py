@@ -46,3 +46,9 @@ def test_a_pending_diagnosis_fills_its_texts_once_and_pickles() -> None:
     assert diagnosis.title == "T" and diagnosis.title == "T" and made == ["title"]
     copy = pickle.loads(pickle.dumps(diagnosis))
     assert copy == diagnosis and copy.root_cause == "R"
+
+
+def test_a_head_needle_reads_only_a_files_first_lines() -> None:
+    needles = Needles(r"\d+\.\d+\.\d+", r"^v\d", head=3)
+    assert needles.lines(artifact("a 1.2.3\nb\nc 4.5.6 and 7.8.9\nd 7.8.9\nv1\n")) == [0, 2]
+    assert needles.lines(artifact("v2\nx\n")) == [0]

@@ -66,6 +66,13 @@ def test_the_first_time_wins_when_no_line_tells_of_a_failure() -> None:
     assert _date("2024-05-08 09:00:00 started\n2024-05-10 22:52:42 still running\n") == "2024-05-08"
 
 
+def test_deep_in_a_long_log_only_the_failure_line_is_read() -> None:
+    """A log's clock shows on its first lines; past them only a failure's own line is looked at."""
+    trace = ["hipMemcpyAsync ( 0x7f00, 64 )"] * timestamps._HEAD_LINES
+    assert _date("\n".join(trace + ["2026-08-12 10:11:12 app: started"])) is None
+    assert _date("\n".join(trace + ["2026-08-12 10:11:12 app: started", "2026-08-13 09:00:00 fatal error: lost"])) == "2026-08-13"
+
+
 def test_a_failure_line_in_a_later_file_wins() -> None:
     assert _date("2024-05-08 09:00:00 started\n", "[Fri May 10 22:52:42 2024] app[7]: segfault at 0 ip 1 sp 2 error 4\n") \
         == "2024-05-10"
