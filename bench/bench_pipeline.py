@@ -82,7 +82,7 @@ def main() -> int:
             started = time.perf_counter()
             for artifact in artifacts:
                 triage.parsers.lines.scan(artifact)  # kept: the parsers below read it
-            spent["parse: one pass for all needles"] += time.perf_counter() - started
+            spent["parse: the passes for all needles"] += time.perf_counter() - started
             case = triage.parsers.parse(artifacts, warnings + db.problems)
             spent["parse (all)"] += time.perf_counter() - started
             started = time.perf_counter()

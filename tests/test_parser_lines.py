@@ -6,7 +6,7 @@ import pickle
 
 from tests.conftest import artifact
 from triage.model import Diagnosis
-from triage.parsers.lines import Needles, Walk
+from triage.parsers.lines import HEAD_LINES, Needles, Walk
 
 
 def test_needles_give_each_line_once_in_order() -> None:
@@ -49,6 +49,7 @@ def test_a_pending_diagnosis_fills_its_texts_once_and_pickles() -> None:
 
 
 def test_a_head_needle_reads_only_a_files_first_lines() -> None:
-    needles = Needles(r"\d+\.\d+\.\d+", r"^v\d", head=3)
-    assert needles.lines(artifact("a 1.2.3\nb\nc 4.5.6 and 7.8.9\nd 7.8.9\nv1\n")) == [0, 2]
+    needles = Needles(r"\d+\.\d+\.\d+", r"^v\d", head=True)
+    lines = ["a 1.2.3", "b", "c 4.5.6 and 7.8.9"] + ["x"] * (HEAD_LINES - 3) + ["d 7.8.9", "v1"]
+    assert needles.lines(artifact("\n".join(lines))) == [0, 2]
     assert needles.lines(artifact("v2\nx\n")) == [0]

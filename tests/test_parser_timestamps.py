@@ -12,6 +12,7 @@ from tests.conftest import artifact, shared
 from triage.corpus import analyze
 from triage.model import Where
 from triage.parsers import parse, timestamps
+from triage.parsers.lines import HEAD_LINES
 
 
 def _date(*texts: str) -> str | None:
@@ -68,7 +69,7 @@ def test_the_first_time_wins_when_no_line_tells_of_a_failure() -> None:
 
 def test_deep_in_a_long_log_only_the_failure_line_is_read() -> None:
     """A log's clock shows on its first lines; past them only a failure's own line is looked at."""
-    trace = ["hipMemcpyAsync ( 0x7f00, 64 )"] * timestamps._HEAD_LINES
+    trace = ["hipMemcpyAsync ( 0x7f00, 64 )"] * HEAD_LINES
     assert _date("\n".join(trace + ["2026-08-12 10:11:12 app: started"])) is None
     assert _date("\n".join(trace + ["2026-08-12 10:11:12 app: started", "2026-08-13 09:00:00 fatal error: lost"])) == "2026-08-13"
 

@@ -3,9 +3,11 @@ and with Hyperscan it hands on little more than the lines that do match."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import string
+from pathlib import Path
 
 import pytest
 import regex
@@ -14,6 +16,7 @@ from tests.conftest import CORPUS, FIXTURES, ROOT, SHARED
 from triage.match import load
 from triage.parsers import lines as parser_lines
 from triage.pipeline import triage
+from triage.report import build
 from triage.scan.expression import expression
 from triage.scan.literals import required_literals
 from triage.scan.scanner import CASE_EXOTIC, LineScanner, hyperscan
@@ -47,7 +50,7 @@ def _signature_patterns() -> list[str]:
 
 
 def _needle_patterns() -> list[str]:
-    return list(parser_lines._PATTERNS)
+    return parser_lines._WHOLE.patterns + parser_lines._HEAD.patterns
 
 
 def _lines() -> list[str]:
@@ -170,14 +173,29 @@ def test_a_scanner_pickles_and_scans_the_same(engine: str) -> None:
     assert copy.scan(lines) == scanner.scan(lines) == [[0], [1]]
 
 
+def _reports(paths: list[Path], engine: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The JSON report of each input with the scanners of one engine (the parsers' needles too)."""
+    monkeypatch.setenv("TRIAGE_SCANNER", engine)
+    for needle_pass in (parser_lines._WHOLE, parser_lines._HEAD):
+        needle_pass.reset()
+    try:
+        out = []
+        for path in paths:
+            result = triage([str(path)])
+            events = [(e.where.artifact, e.where.line, e.level, e.run) for e in result.case.events]
+            out.append(json.dumps([build(result), events, result.case.failing_run, result.case.claims], sort_keys=True))
+        return out
+    finally:
+        monkeypatch.delenv("TRIAGE_SCANNER")
+        for needle_pass in (parser_lines._WHOLE, parser_lines._HEAD):
+            needle_pass.reset()
+
+
 @needs_hyperscan
-@pytest.mark.parametrize("case", sorted(p.parent.name for p in CORPUS.glob("*/expected.yaml")))
-def test_same_diagnoses_with_either_engine(case: str, monkeypatch) -> None:
-    answers = []
-    for engine in ("hyperscan", "python"):
-        monkeypatch.setenv("TRIAGE_SCANNER", engine)
-        monkeypatch.setattr(parser_lines, "_scanner", None)  # the parsers' needles too
-        monkeypatch.setattr(parser_lines, "_last", (None, 0, []))
-        result = triage([str(CORPUS / case)])
-        answers.append([(d.id, d.confidence, [(e.artifact, e.line) for e in d.evidence]) for d in result.diagnoses])
-    assert answers[0] == answers[1]
+def test_same_reports_with_either_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every report, runtime-log event, run and claimed line, on the corpus and on long synthetic logs
+    (the runtime's API trace, which both engines must read alike)."""
+    from triage.corpus.synth import generate
+
+    paths = sorted(p.parent for p in CORPUS.glob("*/expected.yaml")) + generate(tmp_path, 24, seed=3, size_kb=40)
+    assert _reports(paths, "hyperscan", monkeypatch) == _reports(paths, "python", monkeypatch)

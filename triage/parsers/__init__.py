@@ -78,7 +78,7 @@ def _parse_one(artifact: Artifact, case: Case, deadline: float) -> None:
     index = 0
     try:
         with _deadline(budget_end - started):
-            lines.scan(artifact)  # the one pass over the text for every parser's needles
+            lines.scan(artifact)  # the passes over the text for every parser's needles
             for index, parser in enumerate(LINE_PARSERS):
                 if time.monotonic() >= budget_end:  # where no alarm interrupts a parser
                     raise _Overtime()

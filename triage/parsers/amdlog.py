@@ -52,7 +52,7 @@ _ERRORS = Needles(r"(?:^|\s):[0-2]" + _LOCATION, exact=True)
 _RELAYED = Needles(_CONTINUATION, exact=True)
 # A record of the API trace (level 3 or 4) that holds one of these says something: what the
 # fact patterns above need, or an error code or failure the runtime reports.
-_SAYING = Needles("HIP", "COMGR", "Gfx", r"hipError[A-Z]", "HSA_STATUS_ERROR", "(?i:fail)")
+_SAYING = Needles("HIP", "COMGR", "Gfx", r"hipError[A-Z]", "HSA_STATUS_ERROR", "(?i:fail)", exact=True)
 
 
 def gfx_name(major: int, minor: int, stepping: int) -> str:

@@ -114,7 +114,7 @@ _FORM = {"labelled": 30, "mention": 20, "pip": 20, "file": 10}
 # (two dots, a v) or a file-style name: those needles are digits and separators, slow to look for
 # in every line of a long log.
 _NEEDLES = Needles(r"(?i:version|\bver\b|engine|release|build)", r"==", r"\+[A-Za-z]")
-_BANNER = Needles(r"\S\s+v?\d+\.\d+(?:\.\d|\+)", r"\sv\d+\.\d", r"[A-Za-z]-\d+\.\d", head=200)
+_BANNER = Needles(r"\S\s+v?\d+\.\d+(?:\.\d|\+)", r"\sv\d+\.\d", r"[A-Za-z]-\d+\.\d", head=True)
 
 
 def parse(artifact: Artifact, case: Case) -> None:

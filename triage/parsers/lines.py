@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from triage.model import Artifact
 from triage.resources import cache_dir, read_cached, write_cached
-from triage.scan.scanner import LineScanner, build_key, lines_matching
+from triage.scan.scanner import LineScanner, build_key
 
 MAX_LINE = 4096
 
@@ -40,68 +40,87 @@ class Needles:
     lines they match reach the parser.
     """
 
-    def __init__(self, *needles: str | re.Pattern[str], exact: bool = False, head: int | None = None) -> None:
+    def __init__(self, *needles: str | re.Pattern[str], exact: bool = False, head: bool = False) -> None:
         """``exact``: ``lines`` gives exactly the lines a needle matches (no more), so that the parser
-        need not search them again. ``head``: only a file's first lines count (the banner a program
-        prints as it starts); they are searched apart, which suits needles made of character
-        classes (``\\d+\\.\\d+``) that would slow the pass over every line."""
+        need not search them again. ``head``: only a file's first ``HEAD_LINES`` lines count (the
+        banner a program prints as it starts); they have a pass of their own, which suits needles
+        made of digits and separators (``\\d+\\.\\d+``), slow to look for in every line of a long log."""
         patterns = [needle if isinstance(needle, str) else (
             f"(?i:{needle.pattern})" if needle.flags & re.IGNORECASE else needle.pattern) for needle in needles]
-        self.head = head
-        # A broken needle fails at import, in every test run; MULTILINE: a head is searched as one text.
-        self._compiled = [re.compile(p, re.MULTILINE) for p in patterns]
-        start = len(_PATTERNS)
-        if head is None:
-            _PATTERNS.extend(patterns)
-            if exact:
-                _EXACT.extend(range(start, len(_PATTERNS)))
-        self.slots = range(start, len(_PATTERNS))
+        for pattern in patterns:
+            re.compile(pattern)  # a broken needle fails at import, in every test run
+        self._pass = _HEAD if head else _WHOLE
+        self.slots = self._pass.add(patterns, exact)
 
     def lines(self, artifact: Artifact) -> list[int]:
         """Indexes of the artifact's lines holding one of the needles, in order."""
-        if self.head is not None:
-            text = "\n".join(artifact.lines[:self.head])
-            return sorted(set().union(*(lines_matching(p, text) for p in self._compiled)))
-        found = scan(artifact)
+        found = self._pass.scan(artifact)
         if len(self.slots) == 1:
             return found[self.slots[0]]
         return sorted(set().union(*(found[slot] for slot in self.slots)))
 
 
-# Every needle of every parser, in one list: one scanner finds them all.
-_PATTERNS: list[str] = []
-_EXACT: list[int] = []
-_scanner: LineScanner | None = None
-# The artifact last scanned and what was found: the parsers of one artifact ask in turn.
-_last: tuple[list[str] | None, int, list[list[int]]] = (None, 0, [])
+HEAD_LINES = 200
 
 
-def _all_needles() -> LineScanner:
-    """One scanner for every parser's needles, from the disk cache when built before (Hyperscan takes a while)."""
-    global _scanner
-    if _scanner is None or len(_scanner.patterns) != len(_PATTERNS):
-        key = hashlib.sha256(repr((_PATTERNS, _EXACT, os.environ.get("TRIAGE_SCANNER"), build_key())).encode()).hexdigest()[:24]
-        folder = cache_dir("needles")
-        file = folder / f"{key}.pickle" if folder else None
-        scanner = read_cached(file) if file else None
-        if not isinstance(scanner, LineScanner):
-            scanner = LineScanner(_PATTERNS, 0, None, "re", _EXACT)
-            if file:
-                write_cached(file, scanner)
-        _scanner = scanner
-    return _scanner
+class _Pass:
+    """Every needle of every parser that reads the same part of a file: one scanner finds them all."""
+
+    def __init__(self, name: str, head: int | None) -> None:
+        self.name, self.head = name, head
+        self.patterns: list[str] = []
+        self.exact: list[int] = []
+        self._scanner: LineScanner | None = None
+        # The artifact last scanned and what was found: the parsers of one artifact ask in turn.
+        self._last: tuple[list[str] | None, int, list[list[int]]] = (None, 0, [])
+
+    def add(self, patterns: list[str], exact: bool) -> range:
+        start = len(self.patterns)
+        self.patterns.extend(patterns)
+        if exact:
+            self.exact.extend(range(start, len(self.patterns)))
+        return range(start, len(self.patterns))
+
+    def scanner(self) -> LineScanner:
+        """The scanner, from the disk cache when built before (Hyperscan takes a while)."""
+        if self._scanner is None or len(self._scanner.patterns) != len(self.patterns):
+            key = hashlib.sha256(repr((self.patterns, self.exact, os.environ.get("TRIAGE_SCANNER"),
+                                       build_key())).encode()).hexdigest()[:24]
+            folder = cache_dir("needles")
+            file = folder / f"{self.name}-{key}.pickle" if folder else None
+            scanner = read_cached(file) if file else None
+            if not isinstance(scanner, LineScanner):
+                scanner = LineScanner(self.patterns, 0, None, "re", self.exact)
+                if file:
+                    write_cached(file, scanner)
+            self._scanner = scanner
+        return self._scanner
+
+    def scan(self, artifact: Artifact) -> list[list[int]]:
+        """For each needle, its lines in the artifact (kept for the parsers that ask next)."""
+        lines = artifact.lines
+        if self._last[0] is lines and self._last[1] == len(lines):
+            return self._last[2]
+        if self.head is None:
+            found = self.scanner().scan(lines, artifact.text if artifact.text else None)
+        else:
+            found = self.scanner().scan(lines[:self.head])
+        self._last = (lines, len(lines), found)
+        return found
+
+    def reset(self) -> None:
+        """Build the scanner again when next asked (the engine chosen by ``TRIAGE_SCANNER`` changed)."""
+        self._scanner, self._last = None, (None, 0, [])
 
 
-def scan(artifact: Artifact) -> list[list[int]]:
-    """The one pass over an artifact for every parser's needles: for each needle, its lines (kept for the
-    parsers that ask next)."""
-    global _last
-    lines = artifact.lines
-    if _last[0] is lines and _last[1] == len(lines):
-        return _last[2]
-    found = _all_needles().scan(lines, artifact.text if artifact.text else None)
-    _last = (lines, len(lines), found)
-    return found
+_WHOLE = _Pass("whole", None)
+_HEAD = _Pass("head", HEAD_LINES)
+
+
+def scan(artifact: Artifact) -> None:
+    """The passes over an artifact for every parser's needles, before the parsers ask."""
+    _WHOLE.scan(artifact)
+    _HEAD.scan(artifact)
 
 
 class Walk:

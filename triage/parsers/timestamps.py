@@ -46,10 +46,9 @@ _FAILURE_WORDS = r"(?i:error|fail|fault|abort|crash|panic|killed|terminated|exce
 
 # A log's clock shows on its first lines, and on the failure's: the timestamps are searched there
 # only (their patterns are digits and separators, slow to look for in every line of a long log).
-_HEAD_LINES = 200
 _FORMS = (_ISO, _GO, _CTIME)
-_STAMPS = Needles(*_FORMS, head=_HEAD_LINES)
-_FAILING = Needles(_FAILURE_WORDS)
+_STAMPS = Needles(*_FORMS, head=True)
+_FAILING = Needles(_FAILURE_WORDS, exact=True)  # which lines tell of the failure: exactly those
 
 # A timestamp on the failure's line outranks one elsewhere; the collect manifest's time outranks both.
 _CRASH_LINE_SCORE = 40
