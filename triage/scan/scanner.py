@@ -238,7 +238,7 @@ class LineScanner:
         found = sum(map(len, ends))
         if not found:
             return
-        if found * 8 > len(lines) or _line_table[0] is text:  # many: one table of every line's end answers each
+        if found * 8 > len(lines) or _kept(text)[2] is not None:  # many, or made before: a table of line ends answers
             line_at = _line_ends(text, lines)
             for pattern, at in enumerate(ends):
                 if at:
@@ -264,28 +264,33 @@ class LineScanner:
             out[index].extend(sorted(at))
 
 
-_encoded: tuple[str, bytes] = ("", b"")
+# What the scanners of the last few texts shared (a file's text and its head): id(text) -> (text, its
+# bytes as Hyperscan reads them, the table of its line ends when made). Holding the text keeps its id.
+_KEPT: dict[int, list[Any]] = {}
+
+
+def _kept(text: str) -> list[Any]:
+    entry = _KEPT.get(id(text))
+    if entry is None:
+        if len(_KEPT) >= 4:
+            del _KEPT[next(iter(_KEPT))]
+        data = text.encode("utf-8", "surrogatepass")
+        entry = _KEPT[id(text)] = [text, data if data.endswith(b"\n") else data + b"\n", None]
+    return entry
 
 
 def _bytes(text: str) -> bytes:
-    """The text as Hyperscan reads it, ending with a newline; kept for the next scanner of the same text."""
-    global _encoded
-    if _encoded[0] is not text:
-        data = text.encode("utf-8", "surrogatepass")
-        _encoded = (text, data if data.endswith(b"\n") else data + b"\n")
-    return _encoded[1]
-
-
-_line_table: tuple[str, dict[int, int]] = ("", {})
+    """The text as Hyperscan reads it, ending with a newline."""
+    return _kept(text)[1]
 
 
 def _line_ends(text: str, lines: Sequence[str]) -> dict[int, int]:
-    """The byte offset just past each line's newline -> the line's index, built in C; kept for the next scanner."""
-    global _line_table
-    if _line_table[0] is not text:
+    """The byte offset just past each line's newline -> the line's index, built in C."""
+    entry = _kept(text)
+    if entry[2] is None:
         lengths = map(len, lines) if text.isascii() else (len(line.encode("utf-8", "surrogatepass")) for line in lines)
-        _line_table = (text, dict(zip(map(add, accumulate(lengths), count(1)), count())))
-    return _line_table[1]
+        entry[2] = dict(zip(map(add, accumulate(lengths), count(1)), count()))
+    return entry[2]
 
 
 def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
