@@ -20,7 +20,7 @@ import hashlib
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from triage.corpus.rows import COLUMNS, row
 from triage.match import Database, load
 from triage.model import Artifact, Case
 from triage.pipeline import Result, finish
-from triage.ingest.reader import CASE_LABELS
+from triage.ingest.reader import CASE_LABELS, case_files
 from triage.resources import read_cached, write_cached
 
 EMPTY = dict.fromkeys(COLUMNS)  # every row has every column: the table is built in C from tuples
@@ -76,19 +76,10 @@ def find_cases(paths: list[str | os.PathLike]) -> list[CaseRef]:
     return out
 
 
-def _files(path: Path) -> Iterator[tuple[str, Path]]:
-    if path.is_file():
-        yield path.name, path
-        return
-    for child in sorted(path.rglob("*")):
-        if child.is_file() and not child.is_symlink() and not (child.parent == path and child.name in CASE_LABELS):
-            yield child.relative_to(path).as_posix(), child
-
-
 def content_hash(path: Path) -> str:
     """SHA-256 over the names and bytes of a case's files (its label excluded)."""
     digest = hashlib.sha256()
-    for name, file in _files(path):
+    for name, file in case_files(path) if path.is_dir() else [(path.name, path)]:
         data = file.read_bytes()
         digest.update(f"{name}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
         digest.update(data)

@@ -11,6 +11,7 @@ warning, so that one huge line cannot make the line parsers slow.
 from __future__ import annotations
 
 import io
+import os
 import re
 import stat
 from collections.abc import Callable
@@ -417,10 +418,8 @@ class _Reader:
 
     def add_path(self, path: Path) -> None:
         if path.is_dir():
-            for child in sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink()):
-                if child.name in CASE_LABELS and child.parent == path:
-                    continue
-                self._file(child, child.relative_to(path).as_posix())
+            for name, child in case_files(path):
+                self._file(child, name)
         elif path.is_file():
             self._file(path, path.name)
         elif path.exists():
@@ -442,6 +441,24 @@ class _Reader:
             self.warnings.append(f"{name}: over the {_mib(self.limits.file_bytes)} limit; skipped")
             return
         self.add_bytes(name, data)
+
+
+def case_files(folder: Path) -> list[tuple[str, Path]]:
+    """The files a folder of input holds, as the reader takes them: every regular file under it, in name
+    order, named relative to it; links are neither followed nor read, and its top-level label
+    (``CASE_LABELS``) is left out."""
+    found: list[tuple[tuple[str, ...], str]] = []
+
+    def walk(directory: str, parts: tuple[str, ...]) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    walk(entry.path, parts + (entry.name,))
+                elif entry.is_file(follow_symlinks=False) and (parts or entry.name not in CASE_LABELS):
+                    found.append((parts + (entry.name,), entry.path))
+
+    walk(str(folder), ())
+    return [("/".join(parts), Path(full)) for parts, full in sorted(found)]
 
 
 def read_inputs(
