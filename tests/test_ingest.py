@@ -168,3 +168,22 @@ def test_a_case_label_is_never_evidence(tmp_path: Path, label: str) -> None:
     (tmp_path / "sub" / label).write_text("only a label at the case's top is skipped\n")
     artifacts, _ = read_inputs([str(tmp_path)])
     assert sorted(a.name for a in artifacts) == ["hip.log", f"sub/{label}"]
+
+
+def test_a_folder_is_read_in_name_order_without_its_label_or_its_links(tmp_path: Path) -> None:
+    """Links in a folder may point anywhere (another user's home, /etc): they are named in a warning, never read."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not the user's to send\n")
+    case = tmp_path / "case"
+    (case / "sub").mkdir(parents=True)
+    (case / "b.log").write_text("b\n")
+    (case / "sub" / "a.log").write_text("a\n")
+    (case / "expected.yaml").write_text("class: unknown\n")
+    (case / "sub" / "expected.yaml").write_text("kept: only the top-level label is one\n")
+    (case / "linked-dir").symlink_to(outside, target_is_directory=True)
+    (case / "linked-file.txt").symlink_to(outside / "secret.txt")
+    artifacts, warnings = read_inputs([str(case)])
+    assert [a.name for a in artifacts] == ["b.log", "sub/a.log", "sub/expected.yaml"]
+    assert all("not the user's" not in a.text for a in artifacts)
+    assert sorted(w.split(":")[0] for w in warnings) == ["linked-dir", "linked-file.txt"]

@@ -79,7 +79,7 @@ def find_cases(paths: list[str | os.PathLike]) -> list[CaseRef]:
 def content_hash(path: Path) -> str:
     """SHA-256 over the names and bytes of a case's files (its label excluded)."""
     digest = hashlib.sha256()
-    for name, file in case_files(path) if path.is_dir() else [(path.name, path)]:
+    for name, file in case_files(path)[0] if path.is_dir() else [(path.name, path)]:
         data = file.read_bytes()
         digest.update(f"{name}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
         digest.update(data)

@@ -418,7 +418,10 @@ class _Reader:
 
     def add_path(self, path: Path) -> None:
         if path.is_dir():
-            for name, child in case_files(path):
+            files, links = case_files(path)
+            for name in links:
+                self.warnings.append(f"{name}: a link, not followed (copy what it points to into the folder to have it read)")
+            for name, child in files:
                 self._file(child, name)
         elif path.is_file():
             self._file(path, path.name)
@@ -443,22 +446,25 @@ class _Reader:
         self.add_bytes(name, data)
 
 
-def case_files(folder: Path) -> list[tuple[str, Path]]:
+def case_files(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
     """The files a folder of input holds, as the reader takes them: every regular file under it, in name
-    order, named relative to it; links are neither followed nor read, and its top-level label
-    (``CASE_LABELS``) is left out."""
+    order, named relative to it, and apart the names of the links in it, which are neither followed
+    nor read (they may point anywhere); its top-level label (``CASE_LABELS``) is left out."""
     found: list[tuple[tuple[str, ...], str]] = []
+    links: list[tuple[str, ...]] = []
 
     def walk(directory: str, parts: tuple[str, ...]) -> None:
         with os.scandir(directory) as entries:
             for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
+                if entry.is_symlink():
+                    links.append(parts + (entry.name,))
+                elif entry.is_dir():
                     walk(entry.path, parts + (entry.name,))
-                elif entry.is_file(follow_symlinks=False) and (parts or entry.name not in CASE_LABELS):
+                elif entry.is_file() and (parts or entry.name not in CASE_LABELS):
                     found.append((parts + (entry.name,), entry.path))
 
     walk(str(folder), ())
-    return [("/".join(parts), Path(full)) for parts, full in sorted(found)]
+    return [("/".join(parts), Path(full)) for parts, full in sorted(found)], ["/".join(p) for p in sorted(links)]
 
 
 def read_inputs(
