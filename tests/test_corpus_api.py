@@ -94,6 +94,8 @@ def test_a_case_is_each_entry_of_a_corpus_folder(tmp_path: Path) -> None:
     (tmp_path / "a" / "log.txt").write_text("x\n")
     (tmp_path / "b.log").write_text("y\n")
     (tmp_path / ".hidden").write_text("z\n")
+    (tmp_path / "README.md").write_text("# what this corpus is\n")  # the corpus's own, no case
+    (tmp_path / "a" / "README.md").write_text("inside a case it is the case's\n")
     assert [c.id for c in find_cases([tmp_path])] == ["a", "b.log"]
     assert [c.id for c in find_cases([CASES[0]])] == [CASES[0].name]  # a folder with a label is one case
     with pytest.raises(CorpusError, match="no such file"):

@@ -3,8 +3,9 @@
 What a case is: each path given that is a file (a log, a paste, a .zip/.tar.gz bundle, a dump)
 is one case; a folder that holds a label (``expected.yaml``, or the real-world set's
 ``label.yaml``) is one case; any other folder is a
-corpus, and each of its visible entries (sub-folder or file, names starting with ``.``
-skipped) is one case. A case's id is its name (``root/name`` when several roots are given).
+corpus, and each of its visible entries (sub-folder or file; names starting with ``.`` and the
+corpus's own README are skipped) is one case. A case's id is its name (``root/name`` when
+several roots are given).
 
 The cache has two levels, both keyed by the SHA-256 of the case's bytes (names and
 contents) and by the tool's code (parsers make the parsed case, the row code the row): the
@@ -35,6 +36,7 @@ from triage.resources import read_cached, write_cached
 
 EMPTY = dict.fromkeys(COLUMNS)  # every row has every column: the table is built in C from tuples
 _SAFE = re.compile(r"[^\w.-]+")
+_README = re.compile(r"README(?:\.(?:md|txt|rst))?$", re.IGNORECASE)  # what a corpus folder says of itself, no case
 
 
 class CorpusError(ValueError):
@@ -70,7 +72,8 @@ def find_cases(paths: list[str | os.PathLike]) -> list[CaseRef]:
             out.append(CaseRef(prefix + root.resolve().name, str(root.resolve())))
             continue
         for child in sorted(root.iterdir()):
-            if child.name.startswith(".") or child.is_symlink() or not (child.is_file() or child.is_dir()):
+            if (child.name.startswith(".") or _README.match(child.name) or child.is_symlink()
+                    or not (child.is_file() or child.is_dir())):
                 continue
             out.append(CaseRef(prefix + child.name, str(child.resolve())))
     return out
