@@ -9,9 +9,10 @@ several roots are given).
 
 The cache has two levels, both keyed by the SHA-256 of the case's bytes (names and
 contents) and by the tool's code (parsers make the parsed case, the row code the row): the
-parsed ``Case`` before symbolizing, and the finished row, also keyed by the content of the
-signature database. A re-run with the same database reads rows; a re-run after a signature
-changed re-matches the parsed cases without reading or parsing the inputs again.
+parsed ``Case`` before symbolizing (without the inputs' text, read again to match), and the
+finished row, also keyed by the content of the signature database. A re-run with the same
+database reads rows; a re-run after a signature changed re-matches the parsed cases without
+parsing the inputs again.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 from triage import __version__
 from triage.corpus.rows import COLUMNS, row
 from triage.match import Database, load
-from triage.model import Artifact, Case
+from triage.model import Case
 from triage.pipeline import Result, finish
 from triage.ingest.reader import CASE_LABELS, case_files
 from triage.resources import read_cached, write_cached
@@ -149,13 +150,21 @@ def _database(folder: str) -> Database:
 
 
 def _freeze(case: Case) -> tuple:
-    """A parsed case without each artifact's line list (rebuilt from its text): half the bytes."""
-    return ([(a.name, a.text, a.size, a.data) for a in case.artifacts], dataclasses.replace(case, artifacts=[]))
+    """A parsed case without its inputs (which would make the cache as large as the corpus): only the
+    name and size of each artifact, to check them against when the inputs are read again."""
+    return [(a.name, a.size) for a in case.artifacts], dataclasses.replace(case, artifacts=[])
 
 
-def _thaw(frozen: tuple) -> Case:
-    artifacts, case = frozen
-    case.artifacts = [Artifact(name=n, text=t, size=s, data=d) for n, t, s, d in artifacts]
+def _thaw(frozen: tuple, path: str) -> Case | None:
+    """The cached parsed case with its inputs read again (matching must see the text), or None when
+    they are not what was parsed."""
+    from triage.ingest import read_inputs
+
+    names, case = frozen
+    artifacts, _ = read_inputs([path])
+    if [(a.name, a.size) for a in artifacts] != names:
+        return None
+    case.artifacts = artifacts
     return case
 
 
@@ -183,13 +192,12 @@ def process(ref: CaseRef, settings: Settings) -> tuple[dict[str, Any], str]:
             return {**base, **cached, **labelled, "case": ref.id, "path": ref.path}, "hit"
         parsed_file = cache / "parsed" / digest[:2] / f"{digest}-{settings.code_key}.pickle" if cache else None
         frozen = read_cached(parsed_file) if parsed_file else None
-        how = "rematch" if frozen is not None else "parse"
-        if frozen is None:
+        case = _thaw(frozen, ref.path) if frozen is not None else None
+        how = "rematch" if case is not None else "parse"
+        if case is None:
             case = _parse(ref.path)
             if parsed_file:
                 write_cached(parsed_file, _freeze(case))
-        else:
-            case = _thaw(frozen)
         values = row(_triage(case, settings, ref))
         if row_file:
             write_cached(row_file, values)
