@@ -25,13 +25,22 @@ needs_hyperscan = pytest.mark.skipif(hyperscan is None, reason="hyperscan is not
 ENGINES = ["python"] + (["hyperscan"] if hyperscan is not None else [])
 
 
-@pytest.mark.parametrize("pattern,literals", [
-    (r"Couldn'?t create blit|BlitManager", {"t create blit", "blitmanager"}),
-    (r"(?:foo)+bar|baz+qux", {"foo", "qux"}),
-    (r".*", None), (r"ab", None), (r"a|bcd", None),
+@pytest.mark.parametrize("pattern,flags,literals", [
+    (r"Couldn'?t create blit|BlitManager", re.I, {("t create blit", True), ("blitmanager", True)}),
+    (r"(?:foo)+bar|baz+qux", re.I, {("foo", True), ("baz", True)}),
+    (r"HIP (?i:version)", 0, {("version", True)}),  # the longer
+    (r"(?i:hip)\s+ver", 0, {("ver", False)}),  # as long: the cased one, which finds fewer lines
+    (r"\bro[ck]m\b", re.I, {("rocm", True), ("rokm", True)}),  # a small class spelled out
+    (r"^\s*#[0-3]+\s+0x", 0, {(f"#{d}", False) for d in range(4)}),  # and a repeat's first character
+    (r"r(?:[abcd]x|8|1[0-2])\s", 0, {(r, False) for r in ("rax", "rbx", "rcx", "rdx", "r8", "r10", "r11", "r12")}),
+    (r"0x[0-9a-f]+ in rax", 0, {(" in rax", False)}),  # words rather than a hex prefix
+    (r"(?:^|\s):[0-2]:", 0, {(":0:", False), (":1:", False), (":2:", False)}),
+    (r"^\s*0x[0-9a-f]+,", 0, None),  # tokens in most lines of a log: the pattern is tried on each line instead
+    (r"(?i:fail)ed", 0, {("fail", True)}),  # each literal of one case
+    (r".*", 0, None), (r"a", 0, None), (r"a|bcd", 0, None),
 ])
-def test_required_literals(pattern: str, literals: set | None) -> None:
-    assert required_literals(pattern) == literals
+def test_required_literals(pattern: str, flags: int, literals: set | None) -> None:
+    assert required_literals(pattern, flags) == literals
 
 
 def test_the_exotic_case_characters_are_all_there_are() -> None:

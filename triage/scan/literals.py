@@ -1,9 +1,13 @@
-"""Literals a regex cannot match without: the keys of the one-pass prefilter.
+"""Literals a regex cannot match without: the keys of the prefilter where Hyperscan is not installed.
 
-``required_literals(r"Couldn'?t create blit|BlitManager")`` is ``{"t create blit", "blitmanager"}``:
-every match contains at least one of them (compared in lower case). ``None`` means no such
-set exists (``.*``, a short literal), and the pattern must be tried on every line. The set is
-sound by construction, so a prefilter built on it never hides a match.
+``required_literals(r"Couldn'?t create blit|BlitManager", re.IGNORECASE)`` is
+``{("t create blit", True), ("blitmanager", True)}``: every match contains at least one of them.
+A literal is ``(text, caseless)``; a caseless one is in lower case, to be looked for in the
+case-folded text, and a cased one (a pattern's ``HIP``, outside any ``(?i)``) as it is, which
+finds far fewer lines. A small character class is spelled out (``:[0-2]:`` gives ``:0:``,
+``:1:``, ``:2:``). ``None`` means no such set exists (``.*``, a lone character), and the pattern
+must be tried on every line. The set is sound by construction, so a prefilter built on it never
+hides a match.
 """
 
 from __future__ import annotations
@@ -12,54 +16,138 @@ import re
 from re import _constants as C  # the AST vocabulary of re's own parser
 from re import _parser
 
-MIN_LITERAL = 3
-_BRANCHES = (C.BRANCH,)
+MIN_LITERAL = 2
+_MAX_VARIANTS = 8  # spelled-out classes multiply a literal's variants; past this many the literal ends
+_MAX_CLASS = 52  # a class of more characters than this is not spelled out
+# Literals of only these are everywhere in a log (0x, 12:34): of two sets, one of words wins.
+_COMMON = frozenset("0123456789abcdefx._-/ ")
 _REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
 
+Literal = tuple[str, bool]
 
-def _better(a: set[str] | None, b: set[str] | None) -> set[str] | None:
-    """Of two sufficient literal sets, the more selective one (longest shortest member, then fewest)."""
+
+def _better(a: set[Literal] | None, b: set[Literal] | None) -> set[Literal] | None:
+    """Of two sufficient literal sets, the more selective one: words rather than numbers, then the
+    longest shortest member, then cased, then fewest."""
     if a is None:
         return b
     if b is None:
         return a
-    return max(a, b, key=lambda s: (min(map(len, s)), -len(s)))
+
+    def rank(s: set[Literal]) -> tuple:
+        return _informative(s), min(len(t) for t, _ in s), -sum(c for _, c in s), -len(s)
+
+    return max(a, b, key=rank)
 
 
-def _sequence(items) -> set[str] | None:
-    best: set[str] | None = None
-    run: list[str] = []
+def _chars(items: list, ignorecase: bool) -> set[str] | None:
+    """The characters of a small positive class (``[0-2]``, ``[abcd]``, ``\\d``), or None."""
+    out: set[str] = set()
+    for op, av in items:
+        if op == C.LITERAL:
+            out.add(chr(av))
+        elif op == C.RANGE and av[1] - av[0] < _MAX_CLASS:
+            out.update(chr(c) for c in range(av[0], av[1] + 1))
+        elif op == C.CATEGORY and av == C.CATEGORY_DIGIT:
+            out.update("0123456789")
+        else:
+            return None
+    if ignorecase:
+        out = {c.lower() for c in out}
+    return out if len(out) <= _MAX_CLASS and all(c.isascii() for c in out) else None
+
+
+def _fixed(items, ignorecase: bool) -> set[str] | None:
+    """The strings a sequence can match when they are few and fixed (``r(?:8|9|1[0-5])``), else None."""
+    out = {""}
+    for op, av in items:
+        if op == C.LITERAL:
+            options: set[str] | None = {chr(av).lower() if ignorecase else chr(av)}
+        elif op == C.IN:
+            options = _chars(av, ignorecase)
+        elif op == C.SUBPATTERN:
+            _group, add, remove, body = av
+            # A group that turns case-blindness on or off is no part of a literal of one case.
+            options = None if (add | remove) & re.IGNORECASE else _fixed(body, ignorecase)
+        elif op == C.BRANCH:
+            branches = [_fixed(branch, ignorecase) for branch in av[1]]
+            options = None if any(b is None for b in branches) else set().union(*branches)  # type: ignore[arg-type]
+        else:
+            return None
+        if options is None or len(out) * len(options) > _MAX_VARIANTS:
+            return None
+        out = {a + b for a in out for b in options}
+    return out
+
+
+def _one(item: tuple, ignorecase: bool) -> set[str] | None:
+    """The characters one item can be, when it is one literal character or a small class."""
+    op, av = item
+    if op == C.LITERAL:
+        return {chr(av).lower() if ignorecase else chr(av)}
+    return _chars(av, ignorecase) if op == C.IN else None
+
+
+def _sequence(items, ignorecase: bool) -> set[Literal] | None:
+    best: set[Literal] | None = None
+    run: list[str] = [""]  # the variants of the literal being read
 
     def close() -> None:
         nonlocal best, run
-        text = "".join(run)
-        if len(text) >= MIN_LITERAL and text.isascii():
-            best = _better(best, {text.lower()})
-        run = []
+        if min(map(len, run)) >= MIN_LITERAL and all(v.isascii() for v in run):
+            best = _better(best, {(v.lower(), True) if ignorecase else (v, False) for v in run})
+        run = [""]
+
+    def extend(strings: set[str] | str) -> None:
+        nonlocal run
+        if len(run) * len(strings) > _MAX_VARIANTS:
+            close()
+        run = [v + c for v in run for c in sorted(strings)]
 
     for op, av in items:
         if op == C.LITERAL:
-            run.append(chr(av))
+            extend(chr(av).lower() if ignorecase else chr(av))
+            continue
+        if op == C.IN and (chars := _chars(av, ignorecase)) is not None:
+            extend(chars)
+            continue
+        if op in _REPEATS and av[0] >= 1 and len(av[2]) == 1 and (chars := _one(av[2][0], ignorecase)) is not None:
+            extend(chars)  # the repeat's first character (``#\d{1,3}`` gives ``#0`` ... ``#9``) ends the literal
+            close()
+            continue
+        if op in (C.SUBPATTERN, C.BRANCH) and (strings := _fixed([(op, av)], ignorecase)) is not None:
+            extend(strings)  # a group of a few fixed strings goes on the literal (``r(?:ax|bx)``)
             continue
         close()
         if op == C.SUBPATTERN:
-            best = _better(best, _sequence(av[-1]))
-        elif op in _BRANCHES:
-            options = [_sequence(branch) for branch in av[1]]
+            _group, add, remove, body = av
+            inner = False if remove & re.IGNORECASE else True if add & re.IGNORECASE else ignorecase
+            best = _better(best, _sequence(body, inner))
+        elif op == C.BRANCH:
+            options = [_sequence(branch, ignorecase) for branch in av[1]]
             if all(o is not None for o in options):
                 best = _better(best, set().union(*options))
         elif op in _REPEATS and av[0] >= 1:
-            best = _better(best, _sequence(av[2]))
+            best = _better(best, _sequence(av[2], ignorecase))
         elif op == getattr(C, "ATOMIC_GROUP", None):
-            best = _better(best, _sequence(av))
+            best = _better(best, _sequence(av, ignorecase))
     close()
     return best
 
 
-def required_literals(pattern: str) -> set[str] | None:
-    """A set of lower-case literals one of which every match contains, or None."""
+def required_literals(pattern: str, flags: int = 0) -> set[Literal] | None:
+    """A set of literals one of which every match of ``pattern`` (compiled with ``flags``) contains, or None.
+
+    None too when the only set is of short common tokens (``0x``, ``:1:``): they stand in most lines
+    of a log, and trying the pattern on each line costs less than a candidate line each.
+    """
     try:
-        tree = _parser.parse(pattern, re.IGNORECASE)
+        tree = _parser.parse(pattern, flags & (re.IGNORECASE | re.VERBOSE))
     except (re.error, ValueError, RecursionError, OverflowError):
         return None
-    return _sequence(tree)
+    found = _sequence(tree, bool((flags | tree.state.flags) & re.IGNORECASE))
+    return found if found is None or _informative(found) else None
+
+
+def _informative(literals: set[Literal]) -> bool:
+    return all(len(t) >= 4 or not set(t.lower()) <= _COMMON for t, _ in literals)

@@ -13,8 +13,8 @@ Two engines give the same answers downstream:
   scan of the bytes finds every pattern's lines. A line holding other characters, which Hyperscan
   reads with other case rules and classes, is also searched the Python way below.
 - ``python``: the literals each pattern cannot match without (literals.py) are searched for
-  in one pass of a trie-shaped regex over the case-folded text; a pattern without such
-  literals is searched on every line itself (a C-level ``map``). A line holding a character
+  in the case-folded text, each with ``str.find``; a pattern without such literals is searched
+  on every line itself (a C-level ``map``). A line holding a character
   that case-blind matching pairs with an ASCII letter in a way case folding does not (``İ``,
   ``ı``, ``ſ``, the Kelvin sign) counts for every literal.
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from itertools import accumulate, compress, count
+from itertools import accumulate, compress, count, repeat
 from operator import add
 from typing import Any
 
@@ -34,7 +34,7 @@ import regex
 
 from triage.resources import source_key
 from triage.scan.expression import expression
-from triage.scan.literals import required_literals
+from triage.scan.literals import Literal, required_literals
 
 try:  # optional: pip install 'hip-triage[fast]'
     import hyperscan
@@ -51,6 +51,18 @@ _WIDE = re.compile(r"[^\x00-\x7f]")
 def build_key() -> str:
     """What a scanner kept on disk depends on besides its patterns: this package's code and Hyperscan's version."""
     return f"{source_key('scan')}-{getattr(hyperscan, '__version__', hyperscan is not None)}"
+
+
+def _line_of(text: str | bytes, newline: str | bytes) -> Callable[[int], int]:
+    """The index of the line each offset of ``text`` falls in, for offsets given in increasing order."""
+    state = [0, 0]  # offset counted up to, newlines before it
+
+    def at(offset: int) -> int:
+        state[1] += text.count(newline, state[0], offset)  # type: ignore[arg-type]
+        state[0] = offset
+        return state[1]
+
+    return at
 
 
 def _trie_regex(words: Sequence[str]) -> str:
@@ -73,47 +85,84 @@ def _trie_regex(words: Sequence[str]) -> str:
     return emit(trie)
 
 
-def _line_of(text: str | bytes, newline: str | bytes) -> Callable[[int], int]:
-    """The index of the line each offset of ``text`` falls in, for offsets given in increasing order."""
-    state = [0, 0]  # offset counted up to, newlines before it
-
-    def at(offset: int) -> int:
-        state[1] += text.count(newline, state[0], offset)  # type: ignore[arg-type]
-        state[0] = offset
-        return state[1]
-
-    return at
+# Characters times literals past which one trie-shaped regex over the text beats a search per literal
+# (each str.find over 100 KB takes some 60 us here; the regex of a few hundred literals some 5 ms).
+_FIND_BUDGET = 3_000_000
 
 
 class _Literals:
-    """The Python way for some of the patterns: one trie-shaped regex for all their literals."""
+    """The Python way for some of the patterns: their literals looked for in the text.
 
-    def __init__(self, literal_sets: dict[int, set[str]]) -> None:
-        owners: dict[str, list[int]] = {}
-        for index, literals in literal_sets.items():
+    A caseless literal is looked for in the case-folded text, a cased one in the text itself.
+    Few literals or a short text (a file's lines outside ASCII, under Hyperscan): ``str.find``
+    for each, with nothing to compile. Many literals over a long text: one pass of a trie-shaped
+    regex of them all, compiled when first needed.
+    """
+
+    def __init__(self, literal_sets: dict[int, set[Literal]]) -> None:
+        self._owners: dict[Literal, list[int]] = {}
+        for index, literals in sorted(literal_sets.items()):
             for literal in literals:
-                owners.setdefault(literal, []).append(index)
-        words = sorted(owners)
-        position = {w: i for i, w in enumerate(words)}
-        # A literal found also stands for each shorter literal it begins with (the trie reports the longest).
-        self._owners = {w: sorted({i for k in range(1, len(w) + 1) if w[:k] in position for i in owners[w[:k]]})
-                        for w in words}
+                self._owners.setdefault(literal, []).append(index)
         self._all = sorted(literal_sets)
-        self._trie = re.compile("(?=(" + _trie_regex(words) + "))") if words else None
+        self._tries: dict[bool, tuple[re.Pattern[str], dict[str, list[Literal]]]] = {}
 
     def find(self, text: str, which: Sequence[int], found: dict[int, set[int]]) -> None:
         """Add to ``found`` (pattern -> lines) the lines ``which`` (``text`` is them joined) holding a literal."""
-        if self._trie is None:
+        if not self._owners:
             return
-        folded = text.casefold()  # keeps every newline: lines are counted alike
-        line_of = _line_of(folded, "\n")
-        for m in self._trie.finditer(folded):
-            line = which[line_of(m.start())]
-            for index in self._owners[m.group(1)]:
-                found.setdefault(index, set()).add(line)
+        folded = text.casefold() if any(caseless for _, caseless in self._owners) else text
+        for haystack, caseless in ((folded, True), (text, False)):  # casefold() keeps every newline
+            literals = [literal for literal in self._owners if literal[1] == caseless]
+            if not literals:
+                continue
+            if len(haystack) * len(literals) <= _FIND_BUDGET:
+                hits = self._found(haystack, literals, len(which) // 8, which, found)
+            else:
+                hits = self._matched(haystack, caseless, literals)
+            hits.sort()
+            line_of = _line_of(haystack, "\n")
+            for at, literal in hits:
+                line = which[line_of(at)]
+                for index in self._owners[literal]:
+                    found.setdefault(index, set()).add(line)
         for exotic in lines_matching(_EXOTIC, text):
             for index in self._all:
                 found.setdefault(index, set()).add(which[exotic])
+
+    def _found(self, haystack: str, literals: list[Literal], many: int, which: Sequence[int],
+               found: dict[int, set[int]]) -> list[tuple[int, Literal]]:
+        """Where each literal first stands in each line, by ``str.find``; a literal in more than ``many``
+        lines (a runtime log's ``:3:``) is looked for in the lines after that in one C-level pass."""
+        hits = []
+        split: list[str] | None = None
+        for literal in literals:
+            at, seen = haystack.find(literal[0]), 0
+            while at >= 0:  # once a line: go on from the next
+                seen += 1
+                if seen > many:
+                    split = split if split is not None else haystack.split("\n")
+                    start = haystack.count("\n", 0, at)
+                    holding = list(compress(which[start:], map(str.__contains__, split[start:], repeat(literal[0]))))
+                    for index in self._owners[literal]:
+                        found.setdefault(index, set()).update(holding)
+                    break
+                hits.append((at, literal))
+                end = haystack.find("\n", at)
+                at = haystack.find(literal[0], end + 1) if end >= 0 else -1
+        return hits
+
+    def _matched(self, haystack: str, caseless: bool, literals: list[Literal]) -> list[tuple[int, Literal]]:
+        """Where each literal stands, by one trie-shaped regex: the longest at a position stands for every
+        literal it begins with."""
+        if caseless not in self._tries:
+            words = sorted(text for text, _ in literals)
+            known = set(words)
+            prefixes = {w: [(w[:k], caseless) for k in range(1, len(w) + 1) if w[:k] in known] for w in words}
+            first = re.escape("".join(sorted({w[0] for w in words})))  # lets re pass over other characters quickly
+            self._tries[caseless] = (re.compile(f"(?=[{first}])(?=({_trie_regex(words)}))"), prefixes)
+        trie, prefixes = self._tries[caseless]
+        return [(m.start(), literal) for m in trie.finditer(haystack) for literal in prefixes[m.group(1)]]
 
 
 class LineScanner:
@@ -132,7 +181,7 @@ class LineScanner:
             raise ValueError(f"unknown scanner engine {self.engine!r} (hyperscan or python)")
         if self.engine == "hyperscan" and hyperscan is None:
             raise ValueError("the hyperscan engine needs the hyperscan package: pip install 'hip-triage[fast]'")
-        self._literal_sets = [required_literals(p) for p in self.patterns]
+        self._literal_sets = [required_literals(p, flags) for p in self.patterns]
         self._hs_bytes: bytes | None = None
         self.by_hyperscan: list[int] = []  # the patterns Hyperscan reads; the rest go the Python way on every line
         self.exact_on_ascii: list[int] = []  # of those, the ones whose candidate ASCII lines all match
