@@ -12,11 +12,14 @@ Two engines give the same answers downstream:
   line's end (expression.py), so that each pattern reports a line once, at its newline. One
   scan of the bytes finds every pattern's lines. A line holding other characters, which Hyperscan
   reads with other case rules and classes, is also searched the Python way below.
-- ``python``: the literals each pattern cannot match without (literals.py) are searched for
-  in the case-folded text, each with ``str.find``; a pattern without such literals is searched
-  on every line itself (a C-level ``map``). A line holding a character
-  that case-blind matching pairs with an ASCII letter in a way case folding does not (``İ``,
-  ``ı``, ``ſ``, the Kelvin sign) counts for every literal.
+- ``python``: the literals each pattern cannot match without (literals.py) are searched for,
+  the caseless ones in the case-folded text (see ``_Literals``); a pattern without such
+  literals is tried on every line itself (a C-level ``map``). A line holding a character that
+  case-blind matching pairs with an ASCII letter in a way case folding does not (``İ``, ``ı``,
+  ``ſ``, the Kelvin sign) counts for every literal.
+
+A pattern may also be asked for exactly (``exact``): its candidates are then checked with the
+pattern itself wherever the scan alone cannot vouch for them.
 
 ``TRIAGE_SCANNER=python`` (or ``hyperscan``) chooses the engine where the caller does not.
 """
