@@ -67,7 +67,7 @@ def padded(db: Database, factor: int, engine: str, seed: int = 11) -> Database:
                          sources={"log": pattern})
         extra.append(dataclasses.replace(template, id=f"generated-{len(extra)}", conditions=[cond], tests={}))
     signatures: list[Signature] = db.signatures + extra
-    return dataclasses.replace(db, signatures=signatures, scanners=index(signatures, db.anchor_strength, engine))
+    return dataclasses.replace(db, signatures=signatures, prefilters=index(signatures, db.anchor_strength, engine))
 
 
 def match_seconds(db: Database, text: str) -> float:

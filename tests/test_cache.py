@@ -18,7 +18,7 @@ def test_database_cache_is_used_and_invalidated(tmp_path, monkeypatch) -> None:
     assert len(list((tmp_path / "cache" / "signatures").glob("*.pickle"))) == 1
     second = load(folder)
     assert [s.id for s in second.signatures] == [s.id for s in first.signatures]
-    assert [(s.patterns, s.by_hyperscan) for s in second.scanners] == [(s.patterns, s.by_hyperscan) for s in first.scanners]
+    assert [(s.patterns, s.by_hyperscan) for s in second.prefilters.groups] == [(s.patterns, s.by_hyperscan) for s in first.prefilters.groups]
     target = folder / "hip-no-code-object-for-gpu.yaml"
     target.write_text(target.read_text().replace("title: No code object", "title: Changed, no code object"))
     third = load(folder)

@@ -15,6 +15,7 @@ import regex
 from tests.conftest import CORPUS, FIXTURES, ROOT, SHARED
 from triage.match import load
 from triage.parsers import lines as parser_lines
+from triage.parsers import parse
 from triage.pipeline import triage
 from triage.report import build
 from triage.scan.expression import expression
@@ -135,9 +136,10 @@ def test_every_shipped_pattern_is_read_by_hyperscan_and_the_trace_reaches_no_anc
     from triage.corpus.synth import _noise_pool
 
     db = load(ROOT / "signatures")
-    assert all(len(s.by_hyperscan) == len(s.patterns) for s in db.scanners)
+    scanners = [*db.prefilters.groups, db.prefilters.together]
+    assert all(len(s.by_hyperscan) == len(s.patterns) for s in scanners)
     noise = _noise_pool(random.Random(1), 2000)
-    anchors, *support = (s.scan(noise) for s in db.scanners)
+    anchors, *support = (s.scan(noise) for s in db.prefilters.groups)
     assert sum(map(len, anchors)) == 0 and sum(len(lines) for group in support for lines in group) > 0
 
 
@@ -208,3 +210,22 @@ def test_same_reports_with_either_engine(tmp_path: Path, monkeypatch: pytest.Mon
 
     paths = sorted(p.parent for p in CORPUS.glob("*/expected.yaml")) + generate(tmp_path, 24, seed=3, size_kb=40)
     assert _reports(paths, "hyperscan", monkeypatch) == _reports(paths, "python", monkeypatch)
+
+
+def test_support_read_together_or_apart_gives_the_same_diagnoses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case where many signatures are candidates reads their other conditions in one pass: same answers."""
+    from triage.match import engine, load, match
+    from triage.model import Artifact
+
+    texts = [p.read_text(errors="replace") for p in sorted(CORPUS.rglob("*")) if p.suffix in (".log", ".txt")]
+    text = "\n".join(texts)
+    db = load(ROOT / "signatures")
+
+    def answers(many: int) -> list:
+        monkeypatch.setattr(engine, "_MANY_CANDIDATES", many)
+        result = match(parse([Artifact(name="all.log", text=text, size=len(text))]), db)
+        return [(d.id, d.confidence, [(e.line, e.condition) for e in d.evidence], d.captures) for d in result]
+
+    many = engine._MANY_CANDIDATES
+    together, apart = answers(0), answers(10_000)
+    assert len(together) > many and together == apart

@@ -13,7 +13,7 @@ from itertools import repeat
 
 import regex
 
-from triage.match.database import Condition
+from triage.match.database import Condition, Prefilters
 from triage.model import Artifact, Case, Evidence, OffloadTargets, Where
 from triage.scan.scanner import LineScanner
 
@@ -53,25 +53,38 @@ class Lines:
     evidence is worked out only for the lines that matched something.
     """
 
-    def __init__(self, case: Case, scanners: Sequence[LineScanner]) -> None:
+    def __init__(self, case: Case, prefilters: Prefilters) -> None:
         self.case = case
         self.by_name = {artifact.name: artifact.lines for artifact in case.artifacts}
-        self._scanners = scanners
-        # per scanner, when first asked: pattern -> (artifact, line index) of each candidate line, in input order
-        self._candidates: list[dict[int, list[tuple[Artifact, int]]] | None] = [None] * len(scanners)
+        self._prefilters = prefilters
+        # per group, when first asked: pattern -> (artifact, line index) of each candidate line, in input order
+        self._candidates: list[dict[int, list[tuple[Artifact, int]]] | None] = [None] * len(prefilters.groups)
+
+    def _read(self, scanner: LineScanner, places: Sequence[tuple[int, int]]) -> None:
+        """Scan every artifact; pattern ``i`` of the scanner is pattern ``places[i]`` of its group."""
+        for artifact in self.case.artifacts:
+            if artifact.lines:
+                for index, lines in enumerate(scanner.scan(artifact.lines, artifact.text)):
+                    if lines:
+                        group, pattern = places[index]
+                        self._candidates[group].setdefault(pattern, []).extend(zip(repeat(artifact), lines))  # type: ignore[union-attr]
 
     def candidates(self, scan: tuple[int, int]) -> list[tuple[Artifact, int]]:
-        """The candidate lines of a condition's pattern (its scanner reads every artifact the first time)."""
+        """The candidate lines of a condition's pattern (its group's scanner reads every artifact the first time)."""
         group, pattern = scan
-        found = self._candidates[group]
-        if found is None:
-            found = self._candidates[group] = {}
-            for artifact in self.case.artifacts:
-                if artifact.lines:
-                    for index, lines in enumerate(self._scanners[group].scan(artifact.lines, artifact.text)):
-                        if lines:
-                            found.setdefault(index, []).extend(zip(repeat(artifact), lines))
-        return found.get(pattern, [])
+        if self._candidates[group] is None:
+            self._candidates[group] = {}
+            scanner = self._prefilters.groups[group]
+            self._read(scanner, [(group, i) for i in range(len(scanner.patterns))])
+        return self._candidates[group].get(pattern, [])  # type: ignore[union-attr]
+
+    def read_together(self) -> None:
+        """Read every signature's other log conditions in one pass (many signatures are candidates)."""
+        unread = [g for g in range(1, len(self._candidates)) if self._candidates[g] is None]
+        for group in unread:
+            self._candidates[group] = {}
+        if unread:
+            self._read(self._prefilters.together, self._prefilters.places)
 
     def anchored(self) -> set[int]:
         """The patterns of the anchors' scanner (the first) with a candidate line."""

@@ -84,6 +84,7 @@ class Signature:
     support: list[Condition] = field(default_factory=list, repr=False)
     log_anchors_only: bool = field(default=False, repr=False)
     anchor_patterns: frozenset[int] = field(default_factory=frozenset, repr=False)
+    log_support: bool = field(default=False, repr=False)
 
     def applies(self, os_name: str | None, inputs: set[str]) -> bool:
         """The ``applies_to`` prefilter: skip a signature whose OS or inputs the case cannot have."""
@@ -95,6 +96,15 @@ class Signature:
 
 
 @dataclass
+class Prefilters:
+    """The log conditions' prefilters (see ``index``)."""
+
+    groups: tuple[LineScanner, ...]  # [0]: every anchor; then each signature's other log conditions
+    together: LineScanner  # those other conditions of all signatures at once
+    places: list[tuple[int, int]]  # each pattern of ``together``: its (group, pattern)
+
+
+@dataclass
 class Database:
     version: str
     threshold: float
@@ -103,7 +113,7 @@ class Database:
     signatures: list[Signature]
     problems: list[str]
     unknown: dict
-    scanners: tuple[LineScanner, ...]
+    prefilters: Prefilters
 
 
 def is_anchor(cond: Condition, anchor_strength: float) -> bool:
@@ -111,14 +121,15 @@ def is_anchor(cond: Condition, anchor_strength: float) -> bool:
     return not cond.against and cond.strength >= anchor_strength
 
 
-def index(signatures: list[Signature], anchor_strength: float, engine: str | None = None) -> tuple[LineScanner, ...]:
+def index(signatures: list[Signature], anchor_strength: float, engine: str | None = None) -> Prefilters:
     """The prefilters of the log conditions; sets each signature's ``anchors`` and ``support`` and each log
     condition's ``scan``.
 
     The first holds every signature's anchors and reads every case. Each signature's other log
     conditions have a prefilter of their own, read only when its anchors held: broad support
     evidence (a HIP call named in the log) matches much of a long trace, and most signatures
-    are not candidates.
+    are not candidates. When many are (a bundle of many logs), one prefilter of all those
+    conditions together reads the case once instead.
     """
     groups: list[list[Condition]] = [[]]
     for sig in signatures:
@@ -132,8 +143,14 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
         if support:
             groups.append(support)
         sig.log_anchors_only = all(c.kind == "log" for c in sig.anchors)
+        sig.log_support = bool(support)
         sig.anchor_patterns = frozenset(c.scan[1] for c in sig.anchors if c.kind == "log")
-    return tuple(LineScanner([c.sources["log"] for c in group], _FLAGS, engine) for group in groups)
+    places = [(number, at) for number, group in enumerate(groups[1:], 1) for at in range(len(group))]
+    return Prefilters(
+        groups=tuple(LineScanner([c.sources["log"] for c in group], _FLAGS, engine) for group in groups),
+        together=LineScanner([c.sources["log"] for group in groups[1:] for c in group], _FLAGS, engine),
+        places=places,
+    )
 
 
 def _compile(pattern: str, where: str) -> regex.Pattern:
@@ -241,7 +258,7 @@ def _load(folder: Path) -> Database:
         signatures.append(sig)
     anchor_strength = float(settings.get("anchor_strength", 0.2))
     return Database(
-        scanners=index(signatures, anchor_strength),
+        prefilters=index(signatures, anchor_strength),
         version=str(settings.get("version", "0")),
         threshold=float(settings.get("threshold", 0.45)),
         anchor_strength=anchor_strength,

@@ -25,6 +25,10 @@ from triage.model import Case, Diagnosis, Evidence, Workaround
 from triage.resources import cache_dir
 
 
+# Candidates with other log conditions past which those of all signatures are read in one pass.
+_MANY_CANDIDATES = 6
+
+
 class _Placeholder(Undefined):
     """A fact the case does not have shows as ``<name>`` for the user to fill in."""
 
@@ -165,18 +169,22 @@ def _evaluate(sig: Signature, conditions: list, case: Case, lines: Lines) -> dic
 
 def match(case: Case, db: Database) -> list[Diagnosis]:
     """All candidate diagnoses, best first; ``unknown`` first when none is confident enough."""
-    lines = Lines(case, db.scanners)
+    lines = Lines(case, db.prefilters)
     base = _context(case)
-    ranked: list[tuple[Diagnosis, int]] = []
     os_name = case.value("os")
     anchored = lines.anchored()
+    candidates = []
     for sig in db.signatures:
         if (sig.log_anchors_only and anchored.isdisjoint(sig.anchor_patterns)) or not sig.applies(os_name, case.inputs):
             continue  # no anchor can hold
-        hits = _evaluate(sig, sig.anchors, case, lines)
-        if hits:  # only a candidate needs its context, captures and counter-evidence
-            hits.update(_evaluate(sig, sig.support, case, lines))
-            ranked.append((_diagnose(sig, hits, case, db, base), sig.priority))
+        if hits := _evaluate(sig, sig.anchors, case, lines):
+            candidates.append((sig, hits))
+    if sum(sig.log_support for sig, _ in candidates) > _MANY_CANDIDATES:
+        lines.read_together()
+    ranked: list[tuple[Diagnosis, int]] = []
+    for sig, hits in candidates:  # only a candidate needs its context, captures and counter-evidence
+        hits.update(_evaluate(sig, sig.support, case, lines))
+        ranked.append((_diagnose(sig, hits, case, db, base), sig.priority))
     ranked.sort(key=lambda d: (-d[0].confidence, -d[1], d[0].id))
     diagnoses = [d for d, _ in ranked]
     if not diagnoses or diagnoses[0].confidence < db.threshold:

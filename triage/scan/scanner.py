@@ -30,7 +30,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from itertools import accumulate, compress, count, repeat
-from operator import add
+from operator import add, not_
 from typing import Any
 
 import regex
@@ -48,7 +48,6 @@ except ImportError:  # pragma: no cover - depends on the machine
 # does not show (tests/test_scan.py finds them all by trying every code point).
 CASE_EXOTIC = "\u0130\u0131\u017f\u212a"
 _EXOTIC = re.compile("[" + CASE_EXOTIC + "]")
-_WIDE = re.compile(r"[^\x00-\x7f]")
 
 
 def build_key() -> str:
@@ -88,18 +87,20 @@ def _trie_regex(words: Sequence[str]) -> str:
     return emit(trie)
 
 
-# Characters times literals past which one trie-shaped regex over the text beats a search per literal
-# (each str.find over 100 KB takes some 60 us here; the regex of a few hundred literals some 5 ms).
-_FIND_BUDGET = 3_000_000
+# Literals past which one trie-shaped regex over the text beats a search per literal: a str.find
+# reads about 2 GB/s here, the regex about 25 MB/s whatever the number of literals. Below a few
+# megabytes of searching in all (the lines outside ASCII of a file Hyperscan read), the regex is
+# not worth compiling (a few hundred literals take some 70 ms).
+_MOST_FINDS = 64
+_SMALL_SEARCH = 3_000_000
 
 
 class _Literals:
     """The Python way for some of the patterns: their literals looked for in the text.
 
     A caseless literal is looked for in the case-folded text, a cased one in the text itself.
-    Few literals or a short text (a file's lines outside ASCII, under Hyperscan): ``str.find``
-    for each, with nothing to compile. Many literals over a long text: one pass of a trie-shaped
-    regex of them all, compiled when first needed.
+    Few literals, or a short text: ``str.find`` for each, with nothing to compile. Many over a long
+    text: one pass of a trie-shaped regex of them all, compiled when first needed.
     """
 
     def __init__(self, literal_sets: dict[int, set[Literal]]) -> None:
@@ -114,12 +115,12 @@ class _Literals:
         """Add to ``found`` (pattern -> lines) the lines ``which`` (``text`` is them joined) holding a literal."""
         if not self._owners:
             return
-        folded = text.casefold() if any(caseless for _, caseless in self._owners) else text
+        folded = _derived(text).folded() if any(caseless for _, caseless in self._owners) else text
         for haystack, caseless in ((folded, True), (text, False)):  # casefold() keeps every newline
             literals = [literal for literal in self._owners if literal[1] == caseless]
             if not literals:
                 continue
-            if len(haystack) * len(literals) <= _FIND_BUDGET:
+            if len(literals) <= _MOST_FINDS or len(haystack) * len(literals) <= _SMALL_SEARCH:
                 hits = self._found(haystack, literals, len(which) // 8, which, found)
             else:
                 hits = self._matched(haystack, caseless, literals)
@@ -129,7 +130,7 @@ class _Literals:
                 line = which[line_of(at)]
                 for index in self._owners[literal]:
                     found.setdefault(index, set()).add(line)
-        for exotic in lines_matching(_EXOTIC, text):
+        for exotic in _derived(text).exotic():
             for index in self._all:
                 found.setdefault(index, set()).add(which[exotic])
 
@@ -275,7 +276,7 @@ class LineScanner:
         if self._everywhere:
             self._python(lines, range(len(lines)), text, tuple(self._everywhere), out)
         if not text.isascii():
-            wide = lines_matching(_WIDE, text)
+            wide = _derived(text).wide(lines)
             extra: list[list[int]] = [[] for _ in self.patterns]
             self._python(lines, wide, "\n".join(lines[i] for i in wide), tuple(self.by_hyperscan), extra)
             for index, more in enumerate(extra):
@@ -284,14 +285,15 @@ class LineScanner:
         return out
 
     def _hyperscan(self, lines: Sequence[str], text: str, out: list[list[int]]) -> None:
-        data = _bytes(text)
+        data = _derived(text).data()
         ends: list[list[int]] = [[] for _ in self.patterns]  # each match ends just after its line's newline
         self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context: ends[pattern].append(end))
         found = sum(map(len, ends))
         if not found:
             return
-        if found * 8 > len(lines) or _kept(text)[2] is not None:  # many, or made before: a table of line ends answers
-            line_at = _line_ends(text, lines)
+        derived = _derived(text)
+        if found * 8 > len(lines) or derived.has_ends():  # many, or made before: a table of line ends answers
+            line_at = derived.ends(lines)
             for pattern, at in enumerate(ends):
                 if at:
                     out[pattern].extend(map(line_at.__getitem__, at))
@@ -316,33 +318,66 @@ class LineScanner:
             out[index].extend(sorted(at))
 
 
-# What the scanners of the last few texts shared (a file's text and its head): id(text) -> (text, its
-# bytes as Hyperscan reads them, the table of its line ends when made). Holding the text keeps its id.
-_KEPT: dict[int, list[Any]] = {}
+class _Derived:
+    """What the scanners of one text share, each made when first asked: a file's text and its head are
+    read by several scanners in turn (the parsers', the anchors', a signature's own)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._data: bytes | None = None
+        self._ends: dict[int, int] | None = None
+        self._wide: list[int] | None = None
+        self._folded: str | None = None
+        self._exotic: list[int] | None = None
+
+    def data(self) -> bytes:
+        """The text as Hyperscan reads it, ending with a newline."""
+        if self._data is None:
+            data = self.text.encode("utf-8", "surrogatepass")
+            self._data = data if data.endswith(b"\n") else data + b"\n"
+        return self._data
+
+    def has_ends(self) -> bool:
+        return self._ends is not None
+
+    def ends(self, lines: Sequence[str]) -> dict[int, int]:
+        """The byte offset just past each line's newline -> the line's index, built in C."""
+        if self._ends is None:
+            lengths = (map(len, lines) if self.text.isascii()
+                       else (len(line.encode("utf-8", "surrogatepass")) for line in lines))
+            self._ends = dict(zip(map(add, accumulate(lengths), count(1)), count()))
+        return self._ends
+
+    def wide(self, lines: Sequence[str]) -> list[int]:
+        """The lines holding a character outside ASCII (one C-level test of each line)."""
+        if self._wide is None:
+            self._wide = list(compress(count(), map(not_, map(str.isascii, lines))))
+        return self._wide
+
+    def folded(self) -> str:
+        """The text case-folded (every newline kept, so lines are counted alike)."""
+        if self._folded is None:
+            self._folded = self.text.casefold()
+        return self._folded
+
+    def exotic(self) -> list[int]:
+        """The lines holding a character of ``CASE_EXOTIC``."""
+        if self._exotic is None:
+            self._exotic = lines_matching(_EXOTIC, self.text) if not self.text.isascii() else []
+        return self._exotic
 
 
-def _kept(text: str) -> list[Any]:
-    entry = _KEPT.get(id(text))
-    if entry is None:
+# The last few texts scanned (holding a text keeps its id).
+_KEPT: dict[int, _Derived] = {}
+
+
+def _derived(text: str) -> _Derived:
+    derived = _KEPT.get(id(text))
+    if derived is None:
         if len(_KEPT) >= 4:
             del _KEPT[next(iter(_KEPT))]
-        data = text.encode("utf-8", "surrogatepass")
-        entry = _KEPT[id(text)] = [text, data if data.endswith(b"\n") else data + b"\n", None]
-    return entry
-
-
-def _bytes(text: str) -> bytes:
-    """The text as Hyperscan reads it, ending with a newline."""
-    return _kept(text)[1]
-
-
-def _line_ends(text: str, lines: Sequence[str]) -> dict[int, int]:
-    """The byte offset just past each line's newline -> the line's index, built in C."""
-    entry = _kept(text)
-    if entry[2] is None:
-        lengths = map(len, lines) if text.isascii() else (len(line.encode("utf-8", "surrogatepass")) for line in lines)
-        entry[2] = dict(zip(map(add, accumulate(lengths), count(1)), count()))
-    return entry[2]
+        derived = _KEPT[id(text)] = _Derived(text)
+    return derived
 
 
 def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
