@@ -68,15 +68,15 @@ def find_cases(paths: list[str | os.PathLike]) -> list[CaseRef]:
     for root in roots:
         if not root.exists():
             raise CorpusError(f"{root}: no such file or folder")
-        prefix = f"{root.resolve().name}/" if len(roots) > 1 else ""
+        base = root.resolve()
+        prefix = f"{base.name}/" if len(roots) > 1 else ""
         if root.is_file() or _label_file(root):
-            out.append(CaseRef(prefix + root.resolve().name, str(root.resolve())))
+            out.append(CaseRef(prefix + base.name, str(base)))
             continue
-        for child in sorted(root.iterdir()):
-            if (child.name.startswith(".") or _README.match(child.name) or child.is_symlink()
-                    or not (child.is_file() or child.is_dir())):
-                continue
-            out.append(CaseRef(prefix + child.name, str(child.resolve())))
+        with os.scandir(base) as entries:  # a corpus may hold many thousands of cases: no Path per entry
+            children = sorted(e.name for e in entries if not (e.name.startswith(".") or _README.match(e.name))
+                              and not e.is_symlink() and (e.is_file() or e.is_dir()))
+        out.extend(CaseRef(prefix + name, os.path.join(base, name)) for name in children)
     return out
 
 
