@@ -87,6 +87,9 @@ def test_cache_rematches_without_parsing_when_a_signature_is_added(tmp_path: Pat
     again = analyze([CORPUS], jobs=1, cache=cache, signatures=folder)
     assert again.attrs["cache"] == {"rematch": len(CASES)}
     pd.testing.assert_series_equal(again["signature"].astype(str), first["signature"].astype(str))
+    # Back to the shipped database: its rows are still kept beside the new ones, one file a case.
+    assert analyze([CORPUS], jobs=1, cache=cache).attrs["cache"] == {"hit": len(CASES)}
+    assert len([f for f in cache.rglob("*.pickle")]) == len(CASES)
 
 
 def test_a_case_is_each_entry_of_a_corpus_folder(tmp_path: Path) -> None:

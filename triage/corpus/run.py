@@ -7,12 +7,12 @@ corpus, and each of its visible entries (sub-folder or file; names starting with
 corpus's own README are skipped) is one case. A case's id is its name (``root/name`` when
 several roots are given).
 
-The cache has two levels, both keyed by the SHA-256 of the case's bytes (names and
-contents) and by the tool's code (parsers make the parsed case, the row code the row): the
-parsed ``Case`` before symbolizing (without the inputs' text, read again to match), and the
-finished row, also keyed by the content of the signature database. A re-run with the same
-database reads rows; a re-run after a signature changed re-matches the parsed cases without
-parsing the inputs again.
+The cache keeps one file a case, keyed by the SHA-256 of the case's bytes (names and
+contents) and by the tool's code: the parsed ``Case`` before symbolizing (without the inputs'
+text, read again to match) and the finished rows of the last few signature databases (keyed
+by the database's content). A re-run with the same database reads the row; a re-run after a
+signature changed re-matches the parsed case without parsing the inputs again. One file, not
+one for each level: creating files is most of what the cache costs a cold run.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from triage.resources import read_cached, write_cached
 
 EMPTY = dict.fromkeys(COLUMNS)  # every row has every column: the table is built in C from tuples
 _SAFE = re.compile(r"[^\w.-]+")
+_DATABASES_KEPT = 4  # signature databases whose rows a case's cache entry keeps
 _README = re.compile(r"README(?:\.(?:md|txt|rst))?$", re.IGNORECASE)  # what a corpus folder says of itself, no case
 
 
@@ -185,22 +186,22 @@ def process(ref: CaseRef, settings: Settings) -> tuple[dict[str, Any], str]:
         labelled = {name: value for name, value in label(path).items() if value is not None}
         base.update(labelled)
         digest = content_hash(path)
-        cache = Path(settings.cache) if settings.cache else None
-        row_file = (cache / "rows" / digest[:2] / f"{digest}-{settings.code_key}-{settings.db_key}.pickle"
-                    if cache else None)
-        if row_file and not settings.reports and (cached := read_cached(row_file)) is not None:
-            return {**base, **cached, **labelled, "case": ref.id, "path": ref.path}, "hit"
-        parsed_file = cache / "parsed" / digest[:2] / f"{digest}-{settings.code_key}.pickle" if cache else None
-        frozen = read_cached(parsed_file) if parsed_file else None
+        file = Path(settings.cache) / digest[:2] / f"{digest}-{settings.code_key}.pickle" if settings.cache else None
+        entry = read_cached(file) if file else None
+        entry = entry if isinstance(entry, dict) else {}
+        rows: dict[str, dict[str, Any]] = entry.get("rows") or {}
+        if settings.db_key in rows and not settings.reports:
+            return {**base, **rows[settings.db_key], **labelled, "case": ref.id, "path": ref.path}, "hit"
+        frozen = entry.get("parsed")
         case = _thaw(frozen, ref.path) if frozen is not None else None
         how = "rematch" if case is not None else "parse"
         if case is None:
             case = _parse(ref.path)
-            if parsed_file:
-                write_cached(parsed_file, _freeze(case))
+            frozen = _freeze(case)
         values = row(_triage(case, settings, ref))
-        if row_file:
-            write_cached(row_file, values)
+        if file:  # the rows of the last few databases are kept
+            kept = dict(list(rows.items())[-(_DATABASES_KEPT - 1):])
+            write_cached(file, {"parsed": frozen, "rows": {**kept, settings.db_key: values}})
         return {**base, **values, **labelled, "case": ref.id, "path": ref.path}, how
     except Exception as err:
         from triage.ingest import IngestError
