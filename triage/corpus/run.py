@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import pickle
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -156,12 +157,15 @@ def _freeze(case: Case) -> tuple:
     return [(a.name, a.size) for a in case.artifacts], dataclasses.replace(case, artifacts=[])
 
 
-def _thaw(frozen: tuple, path: str) -> Case | None:
+def _thaw(frozen: bytes, path: str) -> Case | None:
     """The cached parsed case with its inputs read again (matching must see the text), or None when
-    they are not what was parsed."""
+    it cannot be read back or the inputs are not what was parsed."""
     from triage.ingest import read_inputs
 
-    names, case = frozen
+    try:
+        names, case = pickle.loads(frozen)
+    except Exception:  # a cache entry of another version or a damaged one: parse again
+        return None
     artifacts, _ = read_inputs([path])
     if [(a.name, a.size) for a in artifacts] != names:
         return None
@@ -192,12 +196,13 @@ def process(ref: CaseRef, settings: Settings) -> tuple[dict[str, Any], str]:
         rows: dict[str, dict[str, Any]] = entry.get("rows") or {}
         if settings.db_key in rows and not settings.reports:
             return {**base, **rows[settings.db_key], **labelled, "case": ref.id, "path": ref.path}, "hit"
-        frozen = entry.get("parsed")
+        # The parsed case is pickled apart inside the entry: a hit does not pay for reading it back.
+        frozen: bytes | None = entry.get("parsed")
         case = _thaw(frozen, ref.path) if frozen is not None else None
         how = "rematch" if case is not None else "parse"
         if case is None:
             case = _parse(ref.path)
-            frozen = _freeze(case)
+            frozen = pickle.dumps(_freeze(case), protocol=pickle.HIGHEST_PROTOCOL)
         values = row(_triage(case, settings, ref))
         if file:  # the rows of the last few databases are kept
             kept = dict(list(rows.items())[-(_DATABASES_KEPT - 1):])
