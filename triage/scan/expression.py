@@ -29,6 +29,8 @@ from re import _parser
 
 import regex
 
+from triage.scan.literals import REPEATS, ignores_case
+
 _ASCII = [chr(c) for c in range(128) if c != 10]  # every ASCII character but the newline
 _NEVER = rb"\xff"  # a byte that valid UTF-8 never holds: an item no ASCII character can match
 _LINE = rb"[^\n]*"
@@ -38,7 +40,6 @@ _CATEGORIES = {
     C.CATEGORY_DIGIT: r"\d", C.CATEGORY_NOT_DIGIT: r"\D", C.CATEGORY_SPACE: r"\s", C.CATEGORY_NOT_SPACE: r"\S",
     C.CATEGORY_WORD: r"\w", C.CATEGORY_NOT_WORD: r"\W",
 }
-_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
 _LINE_START = (C.AT_BEGINNING, C.AT_BEGINNING_STRING, C.AT_BEGINNING_LINE)
 _LINE_END = (C.AT_END, C.AT_END_STRING, C.AT_END_LINE)
 
@@ -94,12 +95,6 @@ def _class_source(items: list) -> str:
     return "[" + "^" * negate + "".join(parts) + "]"
 
 
-def _flag(subpattern: tuple, ignorecase: bool) -> bool:
-    """Whether case is ignored inside a group with inline flags (``(?i:...)``, ``(?-i:...)``)."""
-    _group, add, remove, _body = subpattern
-    return False if remove & re.IGNORECASE else True if add & re.IGNORECASE else ignorecase
-
-
 class _Writer:
     """Writes one parsed pattern out; ``exact`` stays true while nothing had to be widened."""
 
@@ -141,8 +136,8 @@ class _Writer:
         if op == C.BRANCH:
             return b"(?:" + b"|".join(self.sequence(branch, ignorecase, b"") for branch in av[1]) + b")"
         if op == C.SUBPATTERN:
-            return b"(?:" + self.sequence(av[3], _flag(av, ignorecase), b"") + b")"
-        if op in _REPEATS:
+            return b"(?:" + self.sequence(av[3], ignores_case(av, ignorecase), b"") + b")"
+        if op in REPEATS:
             low, high, body = av
             if op != C.MAX_REPEAT and op != C.MIN_REPEAT:
                 self.exact = False  # possessive: Python may fail where a plain repeat matches
@@ -165,7 +160,7 @@ class _Writer:
         if op == C.BRANCH:
             return b"(?:" + b"|".join(self.sequence(branch, ignorecase, tail) for branch in av[1]) + b")"
         if op == C.SUBPATTERN:
-            return b"(?:" + self.sequence(av[3], _flag(av, ignorecase), tail) + b")"
+            return b"(?:" + self.sequence(av[3], ignores_case(av, ignorecase), tail) + b")"
         return self.item(op, av, ignorecase) + tail
 
     def sequence(self, items, ignorecase: bool, tail: bytes) -> bytes:

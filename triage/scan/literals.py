@@ -21,9 +21,15 @@ _MAX_VARIANTS = 8  # spelled-out classes multiply a literal's variants; past thi
 _MAX_CLASS = 52  # a class of more characters than this is not spelled out
 # Literals of only these are everywhere in a log (0x, 12:34): of two sets, one of words wins.
 _COMMON = frozenset("0123456789abcdefx._-/ ")
-_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
+REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
 
 Literal = tuple[str, bool]
+
+
+def ignores_case(subpattern: tuple, ignorecase: bool) -> bool:
+    """Whether case is ignored inside a group with inline flags (``(?i:...)``, ``(?-i:...)``)."""
+    _group, add, remove, _body = subpattern
+    return False if remove & re.IGNORECASE else True if add & re.IGNORECASE else ignorecase
 
 
 def _better(a: set[Literal] | None, b: set[Literal] | None) -> set[Literal] | None:
@@ -111,7 +117,7 @@ def _sequence(items, ignorecase: bool) -> set[Literal] | None:
         if op == C.IN and (chars := _chars(av, ignorecase)) is not None:
             extend(chars)
             continue
-        if op in _REPEATS and av[0] >= 1 and len(av[2]) == 1 and (chars := _one(av[2][0], ignorecase)) is not None:
+        if op in REPEATS and av[0] >= 1 and len(av[2]) == 1 and (chars := _one(av[2][0], ignorecase)) is not None:
             extend(chars)  # the repeat's first character (``#\d{1,3}`` gives ``#0`` ... ``#9``) ends the literal
             close()
             continue
@@ -120,14 +126,12 @@ def _sequence(items, ignorecase: bool) -> set[Literal] | None:
             continue
         close()
         if op == C.SUBPATTERN:
-            _group, add, remove, body = av
-            inner = False if remove & re.IGNORECASE else True if add & re.IGNORECASE else ignorecase
-            best = _better(best, _sequence(body, inner))
+            best = _better(best, _sequence(av[3], ignores_case(av, ignorecase)))
         elif op == C.BRANCH:
             options = [_sequence(branch, ignorecase) for branch in av[1]]
             if all(o is not None for o in options):
                 best = _better(best, set().union(*options))
-        elif op in _REPEATS and av[0] >= 1:
+        elif op in REPEATS and av[0] >= 1:
             best = _better(best, _sequence(av[2], ignorecase))
         elif op == getattr(C, "ATOMIC_GROUP", None):
             best = _better(best, _sequence(av, ignorecase))
