@@ -151,10 +151,12 @@ def _database(folder: str) -> Database:
     return _DATABASES[folder]
 
 
-def _freeze(case: Case) -> tuple:
+def _freeze(case: Case) -> bytes:
     """A parsed case without its inputs (which would make the cache as large as the corpus): only the
-    name and size of each artifact, to check them against when the inputs are read again."""
-    return [(a.name, a.size) for a in case.artifacts], dataclasses.replace(case, artifacts=[])
+    name and size of each artifact, to check them against when the inputs are read again. Pickled
+    apart inside the cache entry, so that a hit does not pay for reading it back."""
+    frozen = [(a.name, a.size) for a in case.artifacts], dataclasses.replace(case, artifacts=[])
+    return pickle.dumps(frozen, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _thaw(frozen: bytes, path: str) -> Case | None:
@@ -196,13 +198,12 @@ def process(ref: CaseRef, settings: Settings) -> tuple[dict[str, Any], str]:
         rows: dict[str, dict[str, Any]] = entry.get("rows") or {}
         if settings.db_key in rows and not settings.reports:
             return {**base, **rows[settings.db_key], **labelled, "case": ref.id, "path": ref.path}, "hit"
-        # The parsed case is pickled apart inside the entry: a hit does not pay for reading it back.
         frozen: bytes | None = entry.get("parsed")
         case = _thaw(frozen, ref.path) if frozen is not None else None
         how = "rematch" if case is not None else "parse"
         if case is None:
             case = _parse(ref.path)
-            frozen = pickle.dumps(_freeze(case), protocol=pickle.HIGHEST_PROTOCOL)
+            frozen = _freeze(case)
         values = row(_triage(case, settings, ref))
         if file:  # the rows of the last few databases are kept
             kept = dict(list(rows.items())[-(_DATABASES_KEPT - 1):])

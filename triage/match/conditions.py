@@ -69,14 +69,19 @@ class Lines:
                         group, pattern = places[index]
                         self._candidates[group].setdefault(pattern, []).extend(zip(repeat(artifact), lines))  # type: ignore[union-attr]
 
-    def candidates(self, scan: tuple[int, int]) -> list[tuple[Artifact, int]]:
-        """The candidate lines of a condition's pattern (its group's scanner reads every artifact the first time)."""
-        group, pattern = scan
-        if self._candidates[group] is None:
-            self._candidates[group] = {}
+    def _group(self, group: int) -> dict[int, list[tuple[Artifact, int]]]:
+        """A group's candidates, pattern -> lines (its scanner reads every artifact the first time)."""
+        found = self._candidates[group]
+        if found is None:
+            found = self._candidates[group] = {}
             scanner = self._prefilters.groups[group]
             self._read(scanner, [(group, i) for i in range(len(scanner.patterns))])
-        return self._candidates[group].get(pattern, [])  # type: ignore[union-attr]
+        return found
+
+    def candidates(self, scan: tuple[int, int]) -> list[tuple[Artifact, int]]:
+        """The candidate lines of a condition's pattern."""
+        group, pattern = scan
+        return self._group(group).get(pattern, [])
 
     def read_together(self) -> None:
         """Read every signature's other log conditions in one pass (many signatures are candidates)."""
@@ -87,9 +92,8 @@ class Lines:
             self._read(self._prefilters.together, self._prefilters.places)
 
     def anchored(self) -> set[int]:
-        """The patterns of the anchors' scanner (the first) with a candidate line."""
-        self.candidates((0, -1))
-        return set(self._candidates[0] or ())
+        """The patterns of the anchors' group (the first) with a candidate line."""
+        return set(self._group(0))
 
     def of(self, scan: tuple[int, int]) -> Iterator[tuple[Where, str]]:
         """The non-blank candidate lines of a condition's pattern and where they are."""

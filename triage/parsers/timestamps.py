@@ -17,9 +17,9 @@ the software, not the crash: neither is read. Days are as printed, in the writer
 
 Which time wins: the first one on a line that tells of the failure (an error word: error,
 fail, fault, abort, crash, panic, killed, terminated, exception), else the first one in the
-first 200 lines of a file, in input order. The first is the one that does not move when a user pastes more lines after
-the crash, and the failure's own line is the crash's time rather than the start of a
-long-running server's log. A ``triage collect`` manifest's own time (parsers/manifest.py)
+first 200 lines of a file, in input order. The first is the one that does not move when a
+user pastes more lines after the crash, and the failure's own line is the crash's time rather
+than the start of a long-running server's log. A ``triage collect`` manifest's own time (parsers/manifest.py)
 outranks both.
 """
 

@@ -285,13 +285,13 @@ class LineScanner:
         return out
 
     def _hyperscan(self, lines: Sequence[str], text: str, out: list[list[int]]) -> None:
-        data = _derived(text).data()
+        derived = _derived(text)
+        data = derived.data()
         ends: list[list[int]] = [[] for _ in self.patterns]  # each match ends just after its line's newline
         self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context: ends[pattern].append(end))
         found = sum(map(len, ends))
         if not found:
             return
-        derived = _derived(text)
         if found * 8 > len(lines) or derived.has_ends():  # many, or made before: a table of line ends answers
             line_at = derived.ends(lines)
             for pattern, at in enumerate(ends):
