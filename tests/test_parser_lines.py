@@ -53,3 +53,9 @@ def test_a_head_needle_reads_only_a_files_first_lines() -> None:
     lines = ["a 1.2.3", "b", "c 4.5.6 and 7.8.9"] + ["x"] * (HEAD_LINES - 3) + ["d 7.8.9", "v1"]
     assert needles.lines(artifact("\n".join(lines))) == [0, 2]
     assert needles.lines(artifact("v2\nx\n")) == [0]
+
+
+def test_a_needle_made_after_a_scan_reads_the_same_artifact_anew() -> None:
+    text = artifact("alpha\nbeta needle-made-late\n")
+    assert Needles("alpha").lines(text) == [0]
+    assert Needles("needle-made-late").lines(text) == [1]

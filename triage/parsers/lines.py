@@ -75,6 +75,7 @@ class _Pass:
         self._last: tuple[list[str] | None, int, list[list[int]]] = (None, 0, [])
 
     def add(self, patterns: list[str], exact: bool) -> range:
+        self._last = (None, 0, [])  # what was found holds no slot for these
         start = len(self.patterns)
         self.patterns.extend(patterns)
         if exact:
