@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -22,7 +23,7 @@ def test_diagnosed_case_exits_0_with_a_text_summary() -> None:
     done = triage(str(SEED_000))
     assert done.returncode == 0
     out = done.stdout.decode()
-    assert out.startswith("device-libs-missing (98%)")
+    assert re.match(r"device-libs-missing \(\d+%\): ", out), out[:200]
     assert "hip.log:13" in out and "LD_PRELOAD=" in out
 
 

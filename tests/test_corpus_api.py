@@ -27,7 +27,7 @@ from triage.corpus.synth import FAMILIES, Generator
 from triage.corpus.templates import template, to_regex
 from triage.model import Frame, Where
 
-CASES = sorted(p.parent for p in CORPUS.glob("*/expected.yaml"))
+CASES = sorted(p.parent for p in CORPUS.glob("*/expected.yaml"))  # the seeds (realworld/ has its own test)
 
 
 def _check_against_labels(table: pd.DataFrame) -> None:
@@ -59,7 +59,7 @@ def _check_against_labels(table: pd.DataFrame) -> None:
 
 @pytest.fixture(scope="module")
 def seeds() -> pd.DataFrame:
-    return analyze([CORPUS], jobs=2, cache=False)
+    return analyze(CASES, jobs=2, cache=False)
 
 
 def test_rows_agree_with_each_label(seeds: pd.DataFrame) -> None:
@@ -70,25 +70,25 @@ def test_rows_agree_with_each_label(seeds: pd.DataFrame) -> None:
 
 def test_dask_local_gives_the_same_table(seeds: pd.DataFrame) -> None:
     pytest.importorskip("distributed")
-    table = analyze([CORPUS], dask="local", jobs=2, cache=False)
+    table = analyze(CASES, dask="local", jobs=2, cache=False)
     _check_against_labels(table)
     pd.testing.assert_frame_equal(table, seeds)
 
 
 def test_cache_rematches_without_parsing_when_a_signature_is_added(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    first = analyze([CORPUS], jobs=1, cache=cache)
+    first = analyze(CASES, jobs=1, cache=cache)
     assert first.attrs["cache"] == {"parse": len(CASES)}
-    assert analyze([CORPUS], jobs=1, cache=cache).attrs["cache"] == {"hit": len(CASES)}
+    assert analyze(CASES, jobs=1, cache=cache).attrs["cache"] == {"hit": len(CASES)}
     folder = tmp_path / "signatures"
     shutil.copytree(ROOT / "signatures", folder)
     text = (folder / "hip-runtime-segfault.yaml").read_text().replace("id: hip-runtime-segfault", "id: hip-runtime-segfault-copy")
     (folder / "hip-runtime-segfault-copy.yaml").write_text(text)
-    again = analyze([CORPUS], jobs=1, cache=cache, signatures=folder)
+    again = analyze(CASES, jobs=1, cache=cache, signatures=folder)
     assert again.attrs["cache"] == {"rematch": len(CASES)}
     pd.testing.assert_series_equal(again["signature"].astype(str), first["signature"].astype(str))
     # Back to the shipped database: its rows are still kept beside the new ones, one file a case.
-    assert analyze([CORPUS], jobs=1, cache=cache).attrs["cache"] == {"hit": len(CASES)}
+    assert analyze(CASES, jobs=1, cache=cache).attrs["cache"] == {"hit": len(CASES)}
     assert len([f for f in cache.rglob("*.pickle")]) == len(CASES)
 
 
@@ -103,6 +103,20 @@ def test_a_case_is_each_entry_of_a_corpus_folder(tmp_path: Path) -> None:
     assert [c.id for c in find_cases([CASES[0]])] == [CASES[0].name]  # a folder with a label is one case
     with pytest.raises(CorpusError, match="no such file"):
         find_cases([tmp_path / "missing"])
+
+
+def test_a_folder_of_labelled_cases_inside_a_corpus_is_read_as_a_corpus(tmp_path: Path) -> None:
+    """corpus/realworld/ holds one folder a case: each is a case of its own, named realworld/NAME."""
+    for name in ("one", "two"):
+        (tmp_path / "realworld" / name).mkdir(parents=True)
+        (tmp_path / "realworld" / name / "input.txt").write_text("x\n")
+        (tmp_path / "realworld" / name / "label.yaml").write_text("class: unknown\n")
+    (tmp_path / "realworld" / "README.md").write_text("# the set\n")
+    (tmp_path / "realworld" / "SEEN").write_text("")
+    (tmp_path / "plain").mkdir()  # a case folder of sub-folders without labels stays one case
+    (tmp_path / "plain" / "logs").mkdir()
+    (tmp_path / "plain" / "logs" / "a.log").write_text("y\n")
+    assert [c.id for c in find_cases([tmp_path])] == ["plain", "realworld/one", "realworld/two"]
 
 
 def test_a_label_yaml_labels_the_case_and_is_not_evidence(tmp_path: Path) -> None:
@@ -234,14 +248,14 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 def test_command_writes_table_reports_and_dashboard(tmp_path: Path) -> None:
     pytest.importorskip("pyarrow")
     out, reports, page = tmp_path / "cases.parquet", tmp_path / "reports", tmp_path / "corpus.html"
-    done = _cli("corpus", str(CORPUS), "-o", str(out), "--reports", str(reports), "--dashboard", str(page), "-j", "2")
+    done = _cli("corpus", *map(str, CASES), "-o", str(out), "--reports", str(reports), "--dashboard", str(page), "-j", "2")
     assert done.returncode == 0, done.stderr
     assert "3 cases: 3 diagnosed" in done.stdout
     _check_against_labels(load_table(out))
     assert sorted(p.name for p in reports.iterdir()) == sorted(f"{c.name}.html" for c in CASES)
     assert "<svg" in page.read_text()
     csv = tmp_path / "cases.csv"
-    assert _cli("corpus", str(CORPUS), "-o", str(csv), "-j", "1").returncode == 0
+    assert _cli("corpus", *map(str, CASES), "-o", str(csv), "-j", "1").returncode == 0
     _check_against_labels(load_table(csv))
     changes = _cli("corpus", "compare", str(out), str(csv), "--all")
     assert changes.returncode == 0 and "same" in changes.stdout
@@ -252,7 +266,10 @@ def test_command_errors_are_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stderr.startswith("triage: ") and "Traceback" not in done.stderr
     done = _cli("corpus", str(CORPUS), "-o", str(tmp_path / "cases.xlsx"), "-j", "1")
     assert done.returncode == 2 and ".parquet or .csv" in done.stderr
-    done = _cli("signatures", "draft", "U9", "--corpus", str(CORPUS))
+    seeds = tmp_path / "seeds"
+    for case in CASES:
+        shutil.copytree(case, seeds / case.name)
+    done = _cli("signatures", "draft", "U9", "--corpus", str(seeds))
     assert done.returncode == 2 and "no unknown cluster" in done.stderr
 
 
@@ -268,7 +285,7 @@ def test_missing_optional_packages_are_named(monkeypatch: pytest.MonkeyPatch, se
 
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(CorpusError, match=r"hip-triage\[dask\]"):
-        analyze([CORPUS], dask="local", cache=False)
+        analyze(CASES, dask="local", cache=False)
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "fastparquet", None)
     with pytest.raises(CorpusError, match="pyarrow"):

@@ -88,3 +88,20 @@ def test_environment_in_go_map_form() -> None:
     facts = parse([artifact(line)]).flat_facts()
     assert facts["env_HSA_OVERRIDE_GFX_VERSION"] == "11.0.0"
     assert facts["env_HIP_VISIBLE_DEVICES"] == "0"
+
+
+def test_facts_come_from_what_programs_print_not_from_what_users_say() -> None:
+    """A workaround quoted in a sentence is not the crashed process's environment; the same
+    setting as a command line, a shell prompt or a program's own dump is."""
+    said = ("I tried export LD_PRELOAD=/usr/lib/libstdc++.so.6 but it still crashes the same way\n"
+            "My card is a Radeon RX 6700 XT and I am on ROCm 6.2 with the 10.3.0 override set\n")
+    facts = parse([artifact(said)]).flat_facts()
+    assert not {"env_LD_PRELOAD", "gpu_product", "rocm_version_system"} & set(facts)
+    printed = ("$ export LD_PRELOAD=/usr/lib/libstdc++.so.6\n"
+               "  Marketing Name:          AMD Radeon RX 6700 XT\n"
+               'time=2024-06-01T10:00:00.000Z level=INFO source=routes.go:1 msg="server config" '
+               'env="map[HSA_OVERRIDE_GFX_VERSION:10.3.0 OLLAMA_HOST:]"\n')
+    facts = parse([artifact(printed)]).flat_facts()
+    assert facts["env_LD_PRELOAD"] == "/usr/lib/libstdc++.so.6"
+    assert facts["env_HSA_OVERRIDE_GFX_VERSION"] == "10.3.0"
+    assert "RX 6700 XT" in facts["gpu_product"]

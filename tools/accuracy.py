@@ -2,9 +2,10 @@
 
     python3 tools/accuracy.py [--json] [--corpus DIR ...] [--verbose]
 
-Cases: corpus/realworld (the project's own, split by a hash of each thread into a design part
-and a held-out third, see triage/corpus/labels.py) and, when it sits beside the project,
-../shared/realworld (read while the first signatures were written: all design).
+Cases: corpus/realworld, split by a hash of each thread into a design part and a held-out
+third (triage/corpus/labels.py); threads listed in its SEEN file were read while signatures
+were written and count as design. ``--corpus ../shared/realworld`` scores the older set
+(labels of its own format, all design).
 
 For each part it prints positives and negatives right, recall and precision per class, a
 confusion table, how often positives got `unknown`, a calibration table (per confidence band,
@@ -156,11 +157,11 @@ def print_part(name: str, figures: dict, wrong: list[Answer] | None) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", action="append", type=Path,
-                        help="a real-world corpus folder (default: corpus/realworld and ../shared/realworld)")
+                        help="a real-world corpus folder (default: corpus/realworld)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--jobs", type=int, default=None, help="processes (default: all cores)")
     args = parser.parse_args()
-    corpora = args.corpus or [ROOT / "corpus" / "realworld"] + ([SHARED] if SHARED.is_dir() else [])
+    corpora = args.corpus or [ROOT / "corpus" / "realworld"]
     cases, problems = load_cases(corpora)
     for p in problems:
         print(f"skipped: {p}", file=sys.stderr)

@@ -3,8 +3,8 @@
     python3 tools/corpus_check.py [CORPUS_DIR]
 
 Prints cases per class, per OS, per ROCm series and per GPU family, and the parts (design,
-held out) by count only. Exit status 1 when a label is invalid, a thread appears twice, a thread
-is also in ../shared/realworld, or a link is reserved for the unseen evaluation.
+held out) by count only. Exit status 1 when a label is invalid, a thread appears twice, or a
+link is reserved for the unseen evaluation.
 """
 
 from __future__ import annotations
@@ -58,10 +58,6 @@ def main() -> int:
             problems.append(str(exc))
     threads = Counter(lab.thread for lab in labels)
     problems += [f"thread {t} is in {n} cases" for t, n in threads.items() if n > 1]
-    if (SHARED / "realworld").is_dir():
-        old = {read_label(f, strict=False).thread for f in case_folders(SHARED / "realworld")}
-        problems += [f"{lab.folder.name}: thread {lab.thread} is already in ../shared/realworld"
-                     for lab in labels if lab.thread in old]
     reserved = SHARED / "tools" / "reserved.py"
     if reserved.is_file():
         scan = subprocess.run([sys.executable, str(reserved), "--scan", str(corpus)],

@@ -104,7 +104,7 @@ class KernelFault:
     text: str
     comm: str
     pid: int | None
-    address: int
+    address: int | None  # None for a general-protection fault, whose line names no address
     ip: int | None
     error: int | None
     module: str | None
@@ -157,7 +157,7 @@ class Finding:
     details: list[str] = field(default_factory=list)
 
 
-LIST_FACTS = frozenset({"gfx_archs", "collect_missing"})
+LIST_FACTS = frozenset({"gfx_archs", "collect_missing", "rocm_versions"})
 
 
 @dataclass

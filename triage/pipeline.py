@@ -1,4 +1,4 @@
-"""The whole pipeline for one case: ingest -> parse -> symbolize -> match."""
+"""The whole pipeline for one case: ingest -> parse -> symbolize -> derive -> match."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from triage import __version__
+from triage.derive import derive, load_tables
 from triage.ingest import read_inputs
 from triage.match import Database, load, match
 from triage.model import Artifact, Case, Diagnosis
@@ -38,6 +39,7 @@ def analyze(artifacts: list[Artifact], db: Database, folder: Path, warnings: lis
 def finish(case: Case, db: Database, folder: Path, symbols: Path | None = None) -> Result:
     """Symbolize and match a parsed case (a corpus run keeps parsed cases to re-match them)."""
     symbolize(case, stores(folder / "frames"), symbols)
+    derive(case, load_tables(folder))
     diagnoses = match(case, db)
     versions = {"tool": __version__, "signatures": db.version, "schema": SCHEMA_VERSION}
     return Result(case=case, diagnoses=diagnoses, versions=versions)

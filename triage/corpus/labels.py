@@ -25,7 +25,7 @@ NEGATIVE = "outside-gpu-stack"  # a failure outside the AMD GPU stack: right whe
 NOT_GPU_STACK = frozenset({NEGATIVE, "unknown"})
 CONFIDENCE = ("high", "medium", "low")
 ANSWERABLE = ("yes", "partly", "no")
-ESTABLISHED_BY = ("maintainer", "reporter", "maintainer+reporter", "contributor+reporter")
+ESTABLISHED_BY = ("maintainer", "reporter", "maintainer+reporter", "contributor+reporter", "unknown")
 OSES = ("linux", "windows", "wsl", "macos", "unknown")
 HOLDOUT_EVERY = 3  # about a third of the threads are held out
 REQUIRED = ("class", "source", "conclusion", "established_by", "label_confidence", "answerable")
@@ -59,9 +59,9 @@ class Label:
 
     def right(self, got: str) -> bool:
         """Is ``got`` (the tool's top class) an acceptable answer for this case?"""
-        if self.negative:
-            return got in NOT_GPU_STACK
-        return got == self.klass or got in self.accept
+        if got == self.klass or got in self.accept:
+            return True
+        return self.negative and got in NOT_GPU_STACK
 
 
 def thread_key(url: str) -> str:
@@ -94,6 +94,8 @@ def read_seen(corpus: Path) -> frozenset[str]:
 
 def _text(data: dict[str, Any], name: str, file: Path, allowed: tuple[str, ...] | None = None) -> str:
     value = data.get(name)
+    if isinstance(value, bool):  # YAML 1.1 reads a bare yes / no as a boolean
+        value = "yes" if value else "no"
     if value is None or str(value).strip() == "":
         raise LabelError(f"{file}: `{name}` is missing")
     value = str(value).strip()

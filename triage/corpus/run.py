@@ -39,6 +39,7 @@ from triage.resources import read_cached, write_cached
 EMPTY = dict.fromkeys(COLUMNS)  # every row has every column: the table is built in C from tuples
 _SAFE = re.compile(r"[^\w.-]+")
 _DATABASES_KEPT = 4  # signature databases whose rows a case's cache entry keeps
+_CORPUS_FILES = frozenset({"SEEN"})  # what a real-world corpus keeps beside its cases (labels.py)
 _README = re.compile(r"README(?:\.(?:md|txt|rst))?$", re.IGNORECASE)  # what a corpus folder says of itself, no case
 
 
@@ -71,15 +72,42 @@ def find_cases(paths: list[str | os.PathLike]) -> list[CaseRef]:
         if not root.exists():
             raise CorpusError(f"{root}: no such file or folder")
         base = root.resolve()
-        prefix = f"{base.name}/" if len(roots) > 1 else ""
         if root.is_file() or _label_file(root):
-            out.append(CaseRef(prefix + base.name, str(base)))
+            out.append(CaseRef(base.name, str(base)))
             continue
-        with os.scandir(base) as entries:  # a corpus may hold many thousands of cases: no Path per entry
-            children = sorted(e.name for e in entries if not (e.name.startswith(".") or _README.match(e.name))
-                              and not e.is_symlink() and (e.is_file() or e.is_dir()))
-        out.extend(CaseRef(prefix + name, os.path.join(base, name)) for name in children)
+        out.extend(_corpus(str(base), f"{base.name}/" if len(roots) > 1 else ""))
     return out
+
+
+def _corpus(base: str, prefix: str) -> list[CaseRef]:
+    """The cases of a corpus folder; a sub-folder that holds labelled cases and no file of its own
+    (but its README and SEEN list) is a corpus too, read the same way (``corpus/realworld/``)."""
+    out: list[CaseRef] = []
+    with os.scandir(base) as entries:  # a corpus may hold many thousands of cases: no Path per entry
+        children = sorted((e.name, e.is_dir()) for e in entries if not (e.name.startswith(".") or _README.match(e.name))
+                          and not (prefix and e.name in _CORPUS_FILES)
+                          and not e.is_symlink() and (e.is_file() or e.is_dir()))
+    for name, is_dir in children:
+        path = os.path.join(base, name)
+        if is_dir and _nested_corpus(path):
+            out.extend(_corpus(path, f"{prefix}{name}/"))
+        else:
+            out.append(CaseRef(prefix + name, path))
+    return out
+
+
+def _nested_corpus(path: str) -> bool:
+    with os.scandir(path) as entries:
+        files = dirs = 0
+        for e in entries:
+            if e.name.startswith(".") or _README.match(e.name) or e.name in _CORPUS_FILES:
+                continue
+            if e.is_dir(follow_symlinks=False):
+                dirs += 1
+            else:
+                files += 1
+    return dirs > 0 and files == 0 and any(_label_file(Path(path, e)) for e in os.listdir(path)
+                                           if os.path.isdir(os.path.join(path, e)))
 
 
 def content_hash(path: Path) -> str:

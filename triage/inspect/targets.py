@@ -17,22 +17,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Generic processors and the processors each one supports (LLVM's "AMDGPU Generic Processors").
-GENERIC: dict[str, frozenset[str]] = {
-    "gfx9-generic": frozenset({"gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"}),
-    "gfx9-4-generic": frozenset({"gfx940", "gfx941", "gfx942", "gfx950"}),
-    "gfx10-1-generic": frozenset({"gfx1010", "gfx1011", "gfx1012", "gfx1013"}),
-    "gfx10-3-generic": frozenset({"gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"}),
-    "gfx11-generic": frozenset({"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153"}),
-    "gfx12-generic": frozenset({"gfx1200", "gfx1201"}),
-}
+from triage.derive.tables import load_tables
 
-# Processors of the amdgcn target (LLVM's processor table), to tell a typo from a real target.
-PROCESSORS = frozenset(
-    "gfx600 gfx601 gfx602 gfx700 gfx701 gfx702 gfx703 gfx704 gfx705 gfx801 gfx802 gfx803 gfx805 gfx810 "
-    "gfx900 gfx902 gfx904 gfx906 gfx908 gfx909 gfx90a gfx90c gfx940 gfx941 gfx942 gfx950 "
-    "gfx1010 gfx1011 gfx1012 gfx1013 gfx1030 gfx1031 gfx1032 gfx1033 gfx1034 gfx1035 gfx1036 "
-    "gfx1100 gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1152 gfx1153 gfx1200 gfx1201 gfx1210".split()
+# Generic processors and the processors each one supports (LLVM's "AMDGPU Generic Processors"),
+# and every processor of the amdgcn target, to tell a typo from a real target: both from
+# signatures/tables/gpus.yaml, where their sources are named.
+GENERIC: dict[str, frozenset[str]] = dict(load_tables().generic)
+PROCESSORS = frozenset(load_tables().archs) | frozenset(
+    "gfx600 gfx601 gfx602 gfx700 gfx701 gfx702 gfx703 gfx704 gfx705 gfx801 gfx802 gfx805 gfx810 gfx1210".split()
 ) | frozenset(GENERIC)
 
 _TARGET_ID = re.compile(r"(?P<proc>gfx[0-9a-f]+(?:-[0-9]+)?(?:-generic)?)(?P<feats>(?::[a-z]+[+-])*)$")

@@ -13,31 +13,14 @@ from itertools import repeat
 
 import regex
 
+from triage.derive.tables import version_tuple
 from triage.match.database import Condition, Prefilters
 from triage.model import Artifact, Case, Evidence, OffloadTargets, Where
+from triage.parsers.lines import is_prose
 from triage.scan.scanner import LineScanner
 
 PROSE_FACTOR = 0.5
 MAX_EVIDENCE = 3
-
-_WORD = re.compile(r"[A-Za-z][a-z']+")
-_STOPWORDS = frozenset(
-    "a an and are as at be but by for from has have i in is it its my no not of on or so that the this to "
-    "was were which with without we you instead because when then also only still".split()
-)
-_MACHINE_MARK = re.compile(
-    r"^\s*[\w.\[\]-]+:\s|^\W*[\w.]+ (?:error|warning)\s*:|\b(?:hip|hsa|cuda)Error[A-Z]\w*|HSA_STATUS_\w+"
-    r"|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}="
-)
-
-
-def is_prose(text: str) -> bool:
-    """A sentence a person wrote, as opposed to a line a program printed."""
-    words = _WORD.findall(text)
-    if len(words) < 8 or _MACHINE_MARK.search(text):
-        return False
-    return sum(1 for w in words if w.lower() in _STOPWORDS) * 4 >= len(words)
-
 
 @dataclass
 class Hit:
@@ -173,14 +156,76 @@ def _fault(cond: Condition, case: Case, lines: Lines) -> Hit | None:
 
 
 def _fact(cond: Condition, case: Case, lines: Lines) -> Hit | None:
-    fact = case.fact(str(cond.spec["name"]))
+    spec, name = cond.spec, str(cond.spec["name"])
+    fact = case.fact(name)
+    if spec.get("absent"):
+        return Hit(1.0) if fact is None else None
     if fact is None:
         return None
-    if "equals" in cond.spec and fact.value != str(cond.spec["equals"]):
+    if "equals" in spec and fact.value != str(spec["equals"]):
+        return None
+    if "in" in spec and fact.value not in [str(v) for v in _as_list(spec["in"])]:
         return None
     if "matches" in cond.sources and not cond.pattern("matches").search(fact.value):
         return None
-    return Hit(1.0, [lines.evidence(fact.where, cond.id)], {cond.spec["name"]: fact.value})
+    if "count_at_least" in spec:
+        values = list(dict.fromkeys(f.value for f in case.facts.get(name, [])))
+        if len(values) < int(spec["count_at_least"]):
+            return None
+        wheres = list(dict.fromkeys(f.where for f in case.facts[name]))
+        return Hit(1.0, [lines.evidence(w, cond.id) for w in wheres[:MAX_EVIDENCE]], {name: ", ".join(values)})
+    return Hit(1.0, [lines.evidence(fact.where, cond.id)], {name: fact.value})
+
+
+def _ordered(a: str, b: str, how: str) -> int | None:
+    """-1, 0 or 1 as ``a`` is below, equal to or above ``b``; None when they cannot be compared that way."""
+    if how == "text":
+        return (a > b) - (a < b)
+    ta, tb = version_tuple(a), version_tuple(b)
+    if not ta or not tb:
+        return None
+    if how == "release":  # major.minor; a bare major agrees with every minor of it
+        n = min(len(ta), len(tb), 2)
+        ta, tb = ta[:n], tb[:n]
+    return (ta > tb) - (ta < tb)
+
+
+_OPS = {"eq": (0,), "ne": (-1, 1), "lt": (-1,), "le": (-1, 0), "gt": (1,), "ge": (0, 1)}
+
+
+def _compare(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    spec = cond.spec
+    left = case.fact(str(spec["left"]))
+    right = case.fact(str(spec["right"])) if "right" in spec else None
+    if left is None or (right is None and "value" not in spec):
+        return None
+    other = right.value if right else str(spec["value"])
+    order = _ordered(left.value, other, str(spec.get("as", "text")))
+    if order is None or order not in _OPS[str(spec["op"])]:
+        return None
+    wheres = [left.where] + ([right.where] if right and right.where != left.where else [])
+    captures = {str(spec["left"]): left.value} | ({str(spec["right"]): right.value} if right else {})
+    return Hit(1.0, [lines.evidence(w, cond.id) for w in wheres], captures)
+
+
+def _all_of(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    hits = []
+    for part in cond.children:
+        hit = evaluate(part, case, lines)
+        if hit is None:
+            return None
+        hits.append(hit)
+    evidence = list({(e.artifact, e.line): e for h in hits for e in h.evidence}.values())
+    captures = {k: v for h in hits for k, v in h.captures.items()}
+    return Hit(min(h.factor for h in hits), evidence[:MAX_EVIDENCE + 1], captures)
+
+
+def _any_of(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    return next((hit for part in cond.children if (hit := evaluate(part, case, lines))), None)
+
+
+def _not(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    return None if evaluate(cond.children[0], case, lines) else Hit(1.0)
 
 
 def _with_arch(block: OffloadTargets, arch: str) -> int:
@@ -205,7 +250,7 @@ def _faulting_modules(case: Case) -> set[str]:
 def _binary(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     """``gpu-arch-missing``: the GPU's arch is absent from at least one offload bundle of a binary;
     ``gpu-arch-missing-in-stack``: and that binary is a module on the crashing stack."""
-    arch = case.value("gfx_arch")
+    arch = case.value("gfx_arch_real")  # the GPU's own arch (derive/gpu.py), not a gfx name in passing
     if cond.spec not in ("gpu-arch-missing", "gpu-arch-missing-in-stack") or not arch:
         return None
     on_stack = _faulting_modules(case) if cond.spec == "gpu-arch-missing-in-stack" else set()
@@ -252,4 +297,5 @@ def _as_list(value: object) -> list:
     return value if isinstance(value, list) else [value]
 
 
-_KINDS = {"log": _log, "frame": _frame, "fault": _fault, "fact": _fact, "binary": _binary, "listing": _listing}
+_KINDS = {"log": _log, "frame": _frame, "fault": _fault, "fact": _fact, "compare": _compare, "binary": _binary,
+          "listing": _listing, "all_of": _all_of, "any_of": _any_of, "not": _not}

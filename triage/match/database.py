@@ -19,9 +19,11 @@ from triage import __version__
 from triage.scan.scanner import LineScanner, build_key
 from triage.resources import cache_dir, load_yaml, read_cached, source_key, write_cached
 
-CONDITION_KINDS = ("log", "frame", "fault", "fact", "binary", "listing")
-# The input a condition reads; when that input is absent the report asks for it.
-CONDITION_INPUT = {"log": "text", "frame": "stack", "fault": "fault", "fact": "environment",
+CONDITION_KINDS = ("log", "frame", "fault", "fact", "compare", "binary", "listing", "all_of", "any_of", "not")
+COMBINATORS = ("all_of", "any_of", "not")
+# The input a condition reads; when that input is absent the report asks for it (a combinator
+# reads what its first part reads).
+CONDITION_INPUT = {"log": "text", "frame": "stack", "fault": "fault", "fact": "environment", "compare": "environment",
                    "binary": "binary", "listing": "listing"}
 _REGEX_FIELDS = {"log": None, "frame": ("symbol", "module"), "fault": ("module", "instruction"),
                  "fact": ("matches",), "listing": ("has", "lacks")}
@@ -41,6 +43,8 @@ class Condition:
     description: str
     input: str
     against: bool = False
+    weak: bool = False  # evidence that alone names no cause (see engine.py)
+    children: list[Condition] = field(default_factory=list)  # the parts of all_of / any_of / not
     scan: tuple[int, int] = (-1, -1)  # (scanner, pattern) of a log condition: see index()
     sources: dict[str, str] = field(default_factory=dict)
     _compiled: dict[str, regex.Pattern] = field(default_factory=dict, repr=False)
@@ -50,6 +54,10 @@ class Condition:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state, _compiled={})
+
+    def walk(self) -> list[Condition]:
+        """This condition and every part nested in it."""
+        return [self] + [c for child in self.children for c in child.walk()]
 
     def pattern(self, key: str) -> regex.Pattern | None:
         """The compiled regex for ``key`` (compiled on first use: most never run on a given case)."""
@@ -78,6 +86,7 @@ class Signature:
     tests: dict
     path: Path
     applies_to: dict[str, list[str]] = field(default_factory=dict)
+    fallback: bool = False  # a class-level catch-all: any specific signature that holds outranks it
     # Set by index(): the conditions that can make the signature a candidate, and the others; whether
     # every anchor is a log condition, and their patterns in the anchors' scanner.
     anchors: list[Condition] = field(default_factory=list, repr=False)
@@ -117,8 +126,9 @@ class Database:
 
 
 def is_anchor(cond: Condition, anchor_strength: float) -> bool:
-    """A condition that can make its signature a candidate (the others are read only for candidates)."""
-    return not cond.against and cond.strength >= anchor_strength
+    """A condition that can make its signature a candidate (the others are read only for candidates).
+    Weak evidence (a bare segfault, an exit code) never can: alone it names no cause."""
+    return not cond.against and not cond.weak and cond.strength >= anchor_strength
 
 
 def index(signatures: list[Signature], anchor_strength: float, engine: str | None = None) -> Prefilters:
@@ -136,10 +146,13 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
         sig.anchors = [c for c in sig.conditions if is_anchor(c, anchor_strength)]
         sig.support = [c for c in sig.conditions if not is_anchor(c, anchor_strength)]
         support: list[Condition] = []
-        for cond in (c for c in sig.conditions if c.kind == "log"):
-            group, number = (groups[0], 0) if is_anchor(cond, anchor_strength) else (support, len(groups))
-            cond.scan = (number, len(group))
-            group.append(cond)
+        for top in sig.conditions:
+            for cond in (c for c in top.walk() if c.kind == "log"):
+                # a part of a combinator is read with the signature's other conditions
+                anchor = cond is top and is_anchor(cond, anchor_strength)
+                group, number = (groups[0], 0) if anchor else (support, len(groups))
+                cond.scan = (number, len(group))
+                group.append(cond)
         if support:
             groups.append(support)
         sig.log_anchors_only = all(c.kind == "log" for c in sig.anchors)
@@ -160,7 +173,10 @@ def _compile(pattern: str, where: str) -> regex.Pattern:
         raise SignatureError(f"condition {where}: bad regex {pattern!r}: {err}") from err
 
 
-def _condition(raw: dict, sig_id: str) -> Condition:
+def _condition(raw: dict, sig_id: str, nested: bool = False) -> Condition:
+    """One condition; ``nested``: a part of all_of / any_of / not, which has no id or strength of its own."""
+    if not isinstance(raw, dict):
+        raise SignatureError(f"{sig_id}: a condition is a mapping, not {raw!r}")
     kinds = [k for k in CONDITION_KINDS if k in raw]
     if len(kinds) != 1:
         raise SignatureError(f"{sig_id}: condition {raw.get('id', '?')} needs exactly one of {', '.join(CONDITION_KINDS)}")
@@ -172,12 +188,19 @@ def _condition(raw: dict, sig_id: str) -> Condition:
         spec=spec,
         strength=float(raw.get("strength", 0.5)),
         description=str(raw.get("description", "")),
-        input=str(raw.get("input") or CONDITION_INPUT[kind]),
+        input=str(raw.get("input") or CONDITION_INPUT.get(kind, "")),
         against=bool(raw.get("against", False)),
+        weak=bool(raw.get("weak", False)),
     )
-    if not 0 < cond.strength < 1:
+    if not nested and not 0 < cond.strength < 1:
         raise SignatureError(f"{sig_id}: condition {cond.id}: strength must be between 0 and 1")
-    if kind == "log":
+    if kind in COMBINATORS:
+        parts = [spec] if kind == "not" else spec
+        if not isinstance(parts, list) or not parts:
+            raise SignatureError(f"{sig_id}: condition {cond.id}: {kind} takes {'a condition' if kind == 'not' else 'a list of conditions'}")
+        cond.children = [_condition(part, f"{sig_id}: {cond.id}", nested=True) for part in parts]
+        cond.input = cond.input if raw.get("input") else cond.children[0].input
+    elif kind == "log":
         cond.sources["log"] = str(spec)
     elif isinstance(spec, dict):
         for key in _REGEX_FIELDS.get(kind) or ():
@@ -214,6 +237,7 @@ def load_signature(path: Path) -> Signature:
         tests=dict(data.get("tests") or {}),
         path=path,
         applies_to={str(k): [str(v) for v in vs] for k, vs in (data.get("applies_to") or {}).items()},
+        fallback=bool(data.get("fallback", False)),
     )
 
 

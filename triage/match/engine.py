@@ -181,11 +181,12 @@ def match(case: Case, db: Database) -> list[Diagnosis]:
             candidates.append((sig, hits))
     if sum(sig.log_support for sig, _ in candidates) > _MANY_CANDIDATES:
         lines.read_together()
-    ranked: list[tuple[Diagnosis, int]] = []
+    ranked: list[tuple[Diagnosis, Signature]] = []
     for sig, hits in candidates:  # only a candidate needs its context, captures and counter-evidence
         hits.update(_evaluate(sig, sig.support, case, lines))
-        ranked.append((_diagnose(sig, hits, case, db, base), sig.priority))
-    ranked.sort(key=lambda d: (-d[0].confidence, -d[1], d[0].id))
+        ranked.append((_diagnose(sig, hits, case, db, base), sig))
+    # A specific signature that reaches the threshold outranks every class-level fallback.
+    ranked.sort(key=lambda d: (d[1].fallback or d[0].confidence < db.threshold, -d[0].confidence, -d[1].priority, d[0].id))
     diagnoses = [d for d, _ in ranked]
     if not diagnoses or diagnoses[0].confidence < db.threshold:
         diagnoses.insert(0, _unknown(case, db, base, diagnoses))

@@ -60,7 +60,7 @@ def check_regexes(db: Database) -> tuple[list[tuple[str, str, regex.Pattern]], l
     """Compile every regex of the database: the compiled ones, and the problems."""
     compiled, problems = [], []
     for sig in db.signatures:
-        for cond in sig.conditions:
+        for cond in (part for top in sig.conditions for part in top.walk()):
             for key in cond.sources:
                 try:
                     compiled.append((sig.id, cond.id, cond.pattern(key)))

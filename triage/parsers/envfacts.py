@@ -14,7 +14,7 @@ import re
 
 from triage.model import Artifact, Case, Where
 from triage.parsers.amdlog import is_system_path
-from triage.parsers.lines import Needles, readable
+from triage.parsers.lines import Needles, is_sentence, readable
 
 GFX = re.compile(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
 _GENERIC = re.compile(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
@@ -37,6 +37,8 @@ _ENV_ASSIGN = re.compile(
     r"\b(?P<k>LD_LIBRARY_PATH|LD_PRELOAD|HSA_OVERRIDE_GFX_VERSION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
     r"|CUDA_VISIBLE_DEVICES|HIP_DEVICE_LIB_PATH|ROCM_PATH|HIP_PATH)(?:=|:[ \t]?)(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`]*)"
 )
+# A GPU product named anywhere (derive/gpu.py maps it to its architecture with tables/gpus.yaml).
+_PRODUCT = re.compile(r"\bRadeon\b|\bInstinct\b|\bMI\d{2,3}[AX]?\b|\bRyzen AI\b|\bSteam Deck\b|\bBC-250\b", re.I)
 _LINUX_HINT = re.compile(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|Ubuntu|Debian|Fedora|Arch|NixOS", re.I)
 _WINDOWS_HINT = re.compile(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b|\bWSL\b", re.I)
 
@@ -55,6 +57,8 @@ def parse(artifact: Artifact, case: Case) -> None:
         if not text.strip() or not readable(text):
             continue
         where = Where(artifact.name, number)
+        if case.kind_of(where) is None and is_sentence(text):  # what a user says is no fact of the system
+            continue
         for lines, read in chosen:
             if index in lines:
                 read(text, where, case)
@@ -111,6 +115,11 @@ def _versions(text: str, where: Where, case: Case) -> None:
             case.add_fact("hip_library_path", m["p"], where, text.strip(), 50)
 
 
+def _product(text: str, where: Where, case: Case) -> None:
+    if case.kind_of(where) != "frame" and _PRODUCT.search(text):
+        case.add_fact("gpu_product", text.strip()[:200], where, text.strip(), 60 if _PRIMARY.search(text) else 30)
+
+
 def _environment(text: str, where: Where, case: Case) -> None:
     for m in _ENV_ASSIGN.finditer(text):
         case.add_fact(f"env_{m['k']}", m["v"].strip("\"'"), where, text.strip(), 20)
@@ -123,6 +132,7 @@ _FAMILIES = (
     (Needles(_WINDOWS_HINT, _LINUX_HINT), _os_hints),
     (Needles(_ROCM, _ROCM_PATH, _COMPONENT_VERSIONS, "amdhip64"), _versions),
     (Needles(_ENV_ASSIGN), _environment),
+    (Needles(_PRODUCT), _product),
 )
 
 

@@ -93,7 +93,7 @@ def _kernel(case: Case, fault: Fault) -> None:
         return
     stem = (fault.module or "").split(".so")[0]
     kf = next((k for k in case.kernel_faults if stem and (k.module or "").startswith(stem)), case.kernel_faults[0])
-    if fault.address is None:
+    if fault.address is None and kf.address is not None:  # a GP fault's line gives no address
         fault.address = kf.address
         fault.access = access_from_error(kf.error)
     fault.module = fault.module or kf.module

@@ -68,7 +68,7 @@ def parse(artifact: Artifact, case: Case) -> None:
             text=text.strip(),
             comm=m["comm"].strip(),
             pid=int(pid) if pid.isdigit() else None,
-            address=_hex(m["addr"]) if m["addr"] else 0,
+            address=_hex(m["addr"]) if m["addr"] else None,
             ip=_hex(m["ip"] or m["gip"]),
             error=int(m["err"] or m["gerr"]),
             module=m["mod"],

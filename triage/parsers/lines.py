@@ -30,6 +30,48 @@ def readable(text: str) -> bool:
     return len(text) <= MAX_LINE
 
 
+_WORD = re.compile(r"[A-Za-z][a-z']+")
+_STOPWORDS = frozenset(
+    "a an and are as at be but by for from has have i in is it its my no not of on or so that the this to "
+    "was were which with without we you instead because when then also only still tried".split()
+)
+_MACHINE_MARK = re.compile(
+    r"^\s*[\w.\[\]-]+:\s|^\W*[\w.]+ (?:error|warning)\s*:|\b(?:hip|hsa|cuda)Error[A-Z]\w*|HSA_STATUS_\w+"
+    r"|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}="
+)
+_LABEL = re.compile(r"^\W{0,4}(?:[A-Za-z][\w.()/-]*\s?){1,5}:\s")
+_ENV_LABEL = re.compile(r"(?i)\b(?:GPU|CPU|OS|ROCm|HIP|driver|kernel|version|arch|device|runtime|component|system"
+                        r"|graphics|platform|python|torch|environment|env|distro|model|card|APU|name)\b")
+_PERSON = re.compile(r"(?i:\b(?:i'm|i've|i'd|my|me|we|our|us|you|your)\b)|\bI\b|(?:^|[.!?]\s+)i\s")
+_QUOTED = re.compile(r"`[^`]*`|\S*[=/\\]\S*")  # code spans, assignments and paths a sentence may quote
+
+
+def _sentence_words(text: str) -> tuple[int, int]:
+    words = _WORD.findall(text)
+    return len(words), sum(1 for w in words if w.lower() in _STOPWORDS)
+
+
+def is_prose(text: str) -> bool:
+    """A sentence a person wrote, as opposed to a line a program printed (evidence in prose counts half)."""
+    if _MACHINE_MARK.search(text):
+        return False
+    words, stop = _sentence_words(text)
+    return words >= 8 and stop * 4 >= words
+
+
+def is_sentence(text: str) -> bool:
+    """A user's sentence, even one that quotes a command, a path or a setting (``I tried `export X=1` but
+    ...``): facts about the crashed system come only from what programs printed, never from what a user
+    says. Programs print English too ("No such file or directory for GPU arch"), but seldom in the first
+    or second person; a ``GPU: ...`` record is a record whatever its value says."""
+    if (m := _LABEL.match(text)) and _ENV_LABEL.search(m.group(0)):
+        return False
+    if not _PERSON.search(text):
+        return False
+    words, stop = _sentence_words(_QUOTED.sub(" ", text))
+    return words >= 4 and stop * 4 >= words
+
+
 class Needles:
     """What every line a parser acts on holds: one of these regexes, searched in one line.
 

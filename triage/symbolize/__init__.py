@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triage.model import Case, Frame
+from triage.model import Case, Frame, Stack
 from triage.symbolize import demangle, offsets
 from triage.symbolize.elf import SymbolIndex
 from triage.symbolize.known_frames import Build, find, load_all, module_build_id, module_version, split_module
@@ -45,8 +45,38 @@ def symbolize(case: Case, frames_dirs: Path | list[Path], symbols: Path | None =
         namer.name(probe)
         if probe.symbol:
             fault.symbol, fault.symbol_source = probe.symbol, probe.symbol_source
+    if fault and fault.module and fault.offset is not None:
+        _crash_site(case, builds)
+        _fault_as_frame(case)
     if namer.mangled and not demangle.available():
         case.warnings.append("C++ names are shown mangled: libstdc++'s __cxa_demangle could not be loaded")
+
+
+def _crash_site(case: Case, builds: list[Build]) -> None:
+    """A crash at an offset the known-frames store records as a known crash site of this build."""
+    fault = case.fault
+    assert fault is not None and fault.module is not None and fault.offset is not None
+    library = split_module(fault.module)[0]
+    build = find(builds, library, module_version(case, fault.module), module_build_id(case, fault.module))
+    if build and (cause := build.crash_sites.get(fault.offset)):
+        text = f"{fault.module} + 0x{fault.offset:x}: a known crash site of {library} {build.version} ({build.source})"
+        case.add_fact("crash_site", cause, fault.evidence[-1] if fault.evidence else fault.where, text, 80)
+
+
+def _fault_as_frame(case: Case) -> None:
+    """A fault located by a kernel line or a dump, with no stack of a debugger to hold it, is frame 0
+    of the crashing stack: frame conditions then read it like any stack (the seeds need this chain)."""
+    fault = case.fault
+    assert fault is not None
+    for stack in case.stacks:
+        top = stack.frames[0]
+        if top.index == 0 and top.module and split_module(top.module)[0] == split_module(fault.module or "")[0] \
+                and top.offset == fault.offset:
+            return
+    where = fault.evidence[-1] if len(fault.evidence) > 1 else fault.where
+    frame = Frame(index=0, where=where, text=f"{fault.module} + 0x{fault.offset:x}", module=fault.module,
+                  offset=fault.offset, symbol=fault.symbol, symbol_source=fault.symbol_source)
+    case.stacks.insert(0, Stack(frames=[frame], where=where, form="fault", crashing=True))
 
 
 class _Namer:

@@ -11,6 +11,10 @@ installed package); both are read and merged::
     source: where the names were seen
     frames:
       "0x48a610": amd::Symbol::getDeviceKernel(amd::Device const&)
+    crash_sites:                   # optional: a crash at this offset has a known cause
+      "0x4b71c9": blit-kernels-failed
+
+A crash site becomes the case's ``crash_site`` fact; signatures name the causes they explain.
 
 A name is used only for exactly the same build: another version's offsets mean nothing, and
 a record with a build-id never serves a module whose build-id differs.
@@ -41,6 +45,7 @@ class Build:
     frames: dict[int, str] = field(default_factory=dict)
     build_id: str | None = None
     path: Path | None = None
+    crash_sites: dict[int, str] = field(default_factory=dict)
 
 
 def split_module(name: str) -> tuple[str, str | None]:
@@ -134,6 +139,7 @@ def load(folder: Path) -> tuple[list[Build], list[str]]:
                 frames={_int(k): str(v) for k, v in (data.get("frames") or {}).items()},
                 build_id=str(build_id).lower() if build_id else None,
                 path=path,
+                crash_sites={_int(k): str(v) for k, v in (data.get("crash_sites") or {}).items()},
             ))
         except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as err:
             problems.append(f"known frames {path.name} skipped: {err}")
@@ -159,6 +165,8 @@ def load_all(folders: list[Path]) -> tuple[list[Build], list[str]]:
                                     f"{same.frames[offset]!r} in {same.path}; kept the latter")
             if same.file_offset_delta is None:
                 same.file_offset_delta = build.file_offset_delta
+            for offset, cause in build.crash_sites.items():
+                same.crash_sites.setdefault(offset, cause)
     return merged, problems
 
 

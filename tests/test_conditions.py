@@ -1,0 +1,109 @@
+"""Conditions that compare facts and combine conditions: each reasoning step is one YAML condition."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from triage.match import load
+from triage.match.database import SignatureError, load_signature
+from triage.model import Artifact
+from triage.pipeline import analyze
+from triage.resources import data_dir
+
+SIGNATURE = {
+    "id": "probe", "title": "A probe signature for one condition", "class": "runtime-mismatch",
+    "status": "experimental", "version": 1, "root_cause": "x", "workarounds": [], "ask_for": [], "references": [],
+    "tests": {"match": [], "no_match": []},
+}
+
+
+def _verdict(tmp_path: Path, condition: dict, text: str) -> float:
+    """The probe signature's confidence on ``text`` when its only condition is ``condition``."""
+    folder = tmp_path / "db"
+    if not folder.exists():
+        folder.mkdir()
+        shutil.copy(data_dir("signatures") / "_database.yaml", folder)
+    (folder / "probe.yaml").write_text(yaml.safe_dump(
+        SIGNATURE | {"conditions": [{"id": "c", "description": "d", "strength": 0.6} | condition]}))
+    result = analyze([Artifact(name="paste.txt", text=text, size=len(text))], load(folder), folder)
+    return next((d.confidence for d in result.diagnoses if d.id == "probe"), 0.0)
+
+
+WHEEL_ON_OTHER_ROCM = "torch    2.3.0+rocm6.0\n/opt/rocm-6.4.1/lib/libamdhip64.so.6\n"
+WHEEL_ON_ITS_ROCM = "torch    2.3.0+rocm6.4\n/opt/rocm-6.4.1/lib/libamdhip64.so.6\n"
+
+
+@pytest.mark.parametrize("text, holds", [(WHEEL_ON_OTHER_ROCM, True), (WHEEL_ON_ITS_ROCM, False)])
+def test_compare_two_facts_as_releases(tmp_path: Path, text: str, holds: bool) -> None:
+    cond = {"compare": {"left": "rocm_version_wheel", "op": "ne", "right": "rocm_version_path", "as": "release"}}
+    assert (_verdict(tmp_path, cond, text) > 0) is holds
+
+
+@pytest.mark.parametrize("op, holds", [("lt", True), ("ge", False), ("eq", False)])
+def test_compare_a_fact_with_a_value_as_versions(tmp_path: Path, op: str, holds: bool) -> None:
+    cond = {"compare": {"left": "rocm_version_path", "op": op, "value": "6.10", "as": "version"}}  # 6.4.1 < 6.10
+    assert (_verdict(tmp_path, cond, WHEEL_ON_ITS_ROCM) > 0) is holds
+
+
+@pytest.mark.parametrize("text, holds", [(WHEEL_ON_OTHER_ROCM, True), (WHEEL_ON_ITS_ROCM, False)])
+def test_two_rocm_releases_in_one_case(tmp_path: Path, text: str, holds: bool) -> None:
+    cond = {"fact": {"name": "rocm_versions", "count_at_least": 2}}
+    assert (_verdict(tmp_path, cond, text) > 0) is holds
+
+
+def test_fact_in_a_list_and_absent(tmp_path: Path) -> None:
+    rocminfo = "  Name:                    gfx1103\n"
+    assert _verdict(tmp_path, {"fact": {"name": "gfx_arch", "in": ["gfx1103", "gfx1150"]}}, rocminfo) > 0
+    assert _verdict(tmp_path, {"fact": {"name": "gfx_arch", "in": ["gfx1100"]}}, rocminfo) == 0
+    assert _verdict(tmp_path, {"fact": {"name": "override_arch", "absent": True}}, rocminfo) > 0
+    assert _verdict(tmp_path, {"fact": {"name": "gfx_arch", "absent": True}}, rocminfo) == 0
+
+
+FAULT = "Memory access fault by GPU node-1 (Agent handle: 0x5581ec5a1e30) on address (nil). Reason: Unknown.\n"
+COMBINED = {"all_of": [
+    {"log": r"Memory access fault by GPU node-\d+"},
+    {"any_of": [{"fact": {"name": "override_fits", "equals": "no"}}, {"log": r"on address \(nil\)"}]},
+    {"not": {"fact": {"name": "gpu_vendor", "equals": "nvidia"}}},
+]}
+
+
+@pytest.mark.parametrize("text, holds", [
+    (FAULT, True),
+    (FAULT.replace("(nil)", "0x7f2a40001000") + "HSA_OVERRIDE_GFX_VERSION=11.0.0\n  Marketing Name: AMD Radeon RX 6600\n",
+     True),
+    (FAULT.replace("(nil)", "0x7f2a40001000"), False),
+    (FAULT + "  Device 0: NVIDIA GeForce RTX 3060, compute capability 8.6\n" * 3, False),
+])
+def test_all_of_any_of_not(tmp_path: Path, text: str, holds: bool) -> None:
+    assert (_verdict(tmp_path, COMBINED, text) > 0) is holds
+
+
+def test_a_combination_quotes_the_lines_of_its_parts(tmp_path: Path) -> None:
+    folder = tmp_path / "db"
+    _verdict(tmp_path, COMBINED, FAULT)
+    result = analyze([Artifact(name="p", text=FAULT, size=len(FAULT))], load(folder), folder)
+    probe = next(d for d in result.diagnoses if d.id == "probe")
+    assert [e.line for e in probe.evidence] == [1]
+
+
+def test_a_malformed_combination_is_a_signature_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(SIGNATURE | {"conditions": [
+        {"id": "c", "description": "d", "strength": 0.5, "all_of": "not a list"}]}))
+    with pytest.raises(SignatureError, match="all_of takes a list"):
+        load_signature(path)
+
+
+def test_schema_accepts_the_new_kinds(tmp_path: Path) -> None:
+    from triage.match.lint import check_schema
+
+    folder = tmp_path / "db"
+    folder.mkdir()
+    shutil.copy(data_dir("signatures") / "schema.json", folder)
+    body = SIGNATURE | {"id": "probe", "conditions": [{"id": "c", "description": "d", "strength": 0.5} | COMBINED]}
+    (folder / "probe.yaml").write_text(yaml.safe_dump(body))
+    assert [p for p in check_schema(folder) if "tests" not in p] == []

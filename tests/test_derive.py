@@ -1,0 +1,155 @@
+"""Derived facts (triage/derive/): vendor, ROCm versions and where they were seen, the GPU's real
+arch beside an override's, APU or discrete, support by the ROCm release, from lines as programs print them."""
+
+from __future__ import annotations
+
+import pytest
+
+from triage.derive.gpu import override_arch
+from triage.derive.tables import load_tables, version_tuple
+from triage.derive.versions import distinct, same_release
+from triage.model import Artifact
+from triage.pipeline import analyze, triage
+from triage.match import load
+from triage.resources import data_dir
+
+FOLDER = data_dir("signatures")
+DB = load(FOLDER)
+
+
+def facts(text: str) -> dict:
+    return analyze([Artifact(name="paste.txt", text=text, size=len(text))], DB, FOLDER).case.flat_facts()
+
+
+# llama.cpp's HIP backend says "CUDA" throughout; the device line says whose GPU it is.
+LLAMA_HIP = """\
+ggml_cuda_init: GGML_CUDA_FORCE_MMQ:    no
+ggml_cuda_init: found 1 ROCm devices:
+  Device 0: AMD Radeon RX 7900 XTX, gfx1100 (0x1100), VMM: no, Wave Size: 32
+CUDA error: invalid device function
+  current device: 0, in function ggml_cuda_compute_forward at ggml/src/ggml-cuda/ggml-cuda.cu:2303
+"""
+LLAMA_NVIDIA = """\
+ggml_cuda_init: found 1 CUDA devices:
+  Device 0: NVIDIA GeForce RTX 3060, compute capability 8.6, VMM: yes
+CUDA error: no kernel image is available for execution on the device
+"""
+
+
+def test_vendor_amd_although_the_log_says_cuda() -> None:
+    assert facts(LLAMA_HIP)["gpu_vendor"] == "amd"
+
+
+def test_vendor_nvidia_from_the_device_line() -> None:
+    assert facts(LLAMA_NVIDIA)["gpu_vendor"] == "nvidia"
+
+
+def test_compute_capability_is_no_vendor_evidence() -> None:
+    """ggml prints "compute capability 10.3" for AMD GPUs too."""
+    got = facts("  Device 0: AMD Radeon RX 6700 XT, compute capability 10.3, VMM: no\n")
+    assert got["gpu_vendor"] == "amd"
+
+
+def test_no_vendor_from_cuda_wording_alone() -> None:
+    assert "gpu_vendor" not in facts("CUDA error: out of memory\n  current device: 0\n")
+
+
+def test_every_rocm_version_and_where_it_was_seen() -> None:
+    text = ("torch                    2.3.0+rocm6.0\n"
+            "lrwxrwxrwx 1 root root 22 Mar  3 10:12 /opt/rocm -> /etc/alternatives/rocm\n"
+            "/opt/rocm-6.4.1/lib/libamdhip64.so.6\n"
+            "ii  rocm-core  6.4.1.60401-83~24.04  amd64  ROCm Runtime software stack\n")
+    got = facts(text)
+    assert got["rocm_version_wheel"] == "6.0"
+    assert got["rocm_version_path"] == "6.4.1"
+    assert got["rocm_version_package"] == "6.4.1"
+    assert got["rocm_version_library"] == "6"
+    assert sorted(got["rocm_versions"]) == ["6.0", "6.4"]
+    assert got["rocm_version"] == "6.4"  # the installed package before the wheel's tag
+
+
+def test_one_release_seen_in_many_places_is_one_version() -> None:
+    text = ("ROCM used to build PyTorch: 6.2.41133-dd7f95766\n"
+            "HIP runtime version: 6.2.41133\n"
+            "C:\\Windows\\System32\\amdhip64_6.dll\n")
+    got = facts(text)
+    assert got["rocm_versions"] == ["6.2"]
+
+
+def test_windows_dll_majors_differ() -> None:
+    got = facts("C:\\Program Files\\AMD\\ROCm\\6.2\\bin\\amdhip64_6.dll\n"
+                "C:\\Windows\\System32\\amdhip64_7.dll\n")
+    assert sorted(got["rocm_versions"]) == ["6", "7"]
+
+
+@pytest.mark.parametrize("a, b, same", [("6", "6.2", True), ("6.2", "6.2.41133", True), ("6.2", "6.4", False),
+                                         ("5.7", "6", False)])
+def test_releases_agree_by_prefix(a: str, b: str, same: bool) -> None:
+    assert same_release(a, b) is same
+    assert len(distinct([a, b])) == (1 if same else 2)
+
+
+@pytest.mark.parametrize("value, arch", [("10.3.0", "gfx1030"), ("11.0.0", "gfx1100"), ("9.0.10", "gfx90a"),
+                                         ("9.0.12", "gfx90c"), ("12.0.1", "gfx1201"), ("gfx1030", None), ("10.3", None)])
+def test_override_names_a_processor(value: str, arch: str | None) -> None:
+    assert override_arch(value) == arch
+
+
+ROCMINFO_OVERRIDDEN = """\
+export HSA_OVERRIDE_GFX_VERSION={override}
+  Name:                    gfx{reported}
+  Marketing Name:          AMD Radeon RX 6700 XT
+"""
+
+
+def test_an_override_of_the_gpus_own_family_fits() -> None:
+    got = facts(ROCMINFO_OVERRIDDEN.format(override="10.3.0", reported="1030"))
+    assert got["gfx_arch_real"] == "gfx1031"  # the product name, not what the runtime reports under the override
+    assert got["override_arch"] == "gfx1030"
+    assert got["override_fits"] == "yes"
+
+
+def test_an_override_of_another_family_does_not_fit() -> None:
+    got = facts(ROCMINFO_OVERRIDDEN.format(override="11.0.0", reported="1100"))
+    assert got["gfx_arch_real"] == "gfx1031"
+    assert (got["gpu_family"], got["override_family"], got["override_fits"]) == ("rdna2", "rdna3", "no")
+
+
+def test_a_leftover_override_on_an_instinct_card() -> None:
+    text = "HSA_OVERRIDE_GFX_VERSION=10.3.0\n  Marketing Name:          AMD Instinct MI210\n"
+    got = facts(text)
+    assert (got["gfx_arch_real"], got["override_fits"]) == ("gfx90a", "no")
+
+
+def test_apu_or_discrete_from_the_product() -> None:
+    assert facts("  Marketing Name:          AMD Radeon 780M Graphics\n")["apu"] == "yes"
+    assert facts("  Marketing Name:          AMD Radeon RX 7900 XTX\n")["apu"] == "no"
+
+
+def test_support_of_the_gpu_by_the_rocm_release() -> None:
+    got = facts("  Name:                    gfx1031\nROCm version: 6.2.0\n")
+    assert (got["arch_supported"], got["arch_known"]) == ("no", "yes")
+    got = facts("  Name:                    gfx1100\nROCm version: 6.2.0\n")
+    assert got["arch_supported"] == "yes"
+    got = facts("  Marketing Name:          AMD Radeon 8060S Graphics\n/opt/rocm-6.0.2/lib/libamdhip64.so.6\n")
+    assert (got["gfx_arch_real"], got["arch_known"]) == ("gfx1151", "no")
+
+
+def test_tables_name_their_sources_and_cover_the_generic_targets() -> None:
+    text = (FOLDER / "tables" / "gpus.yaml").read_text() + (FOLDER / "tables" / "rocm-support.yaml").read_text()
+    assert "llvm.org/docs/AMDGPUUsage" in text and "rocm.docs.amd.com" in text
+    tables = load_tables(FOLDER)
+    assert "gfx1151" in tables.generic["gfx11-generic"]
+    assert all(arch in tables.archs for members in tables.generic.values() for arch in members)
+    assert tables.arch_of_product("AMD Radeon RX 6800M") == "gfx1031"  # the longer name wins
+    assert tables.arch_of_product("AMD Radeon RX 6800") == "gfx1030"
+    assert tables.arch_of_product("RX 68000") is None
+    assert version_tuple("6.2.41133-dd7f95766") == (6, 2, 41133)
+
+
+def test_derived_facts_on_a_seed() -> None:
+    from tests.conftest import CORPUS
+
+    got = triage([str(CORPUS / "seed-003-getdevicekernel-null-gfx906-only-kernel")]).case.flat_facts()
+    assert got["gpu_vendor"] == "amd"
+    assert got["gfx_arch_real"] == "gfx1151" and got["apu"] == "yes"

@@ -1,0 +1,23 @@
+"""Facts derived from the parsed ones, once per case, for any signature to use.
+
+Parsers record what each line says (a gfx name, a version, an environment variable); this
+stage weighs and compares them: which GPU vendor the case is about, every ROCm version seen
+and where, the GPU's real architecture beside the one an override names, APU or discrete,
+whether the ROCm release supports the GPU. Signatures then test these facts in one
+condition each instead of repeating the reasoning in regexes.
+"""
+
+from __future__ import annotations
+
+from triage.derive import gpu, vendor, versions
+from triage.derive.tables import Tables, load_tables
+from triage.model import Case
+
+__all__ = ["Tables", "derive", "load_tables"]
+
+
+def derive(case: Case, tables: Tables) -> None:
+    """Add the derived facts to the case (versions first: the GPU's support depends on them)."""
+    vendor.derive(case)
+    versions.derive(case)
+    gpu.derive(case, tables)

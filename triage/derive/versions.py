@@ -1,0 +1,54 @@
+"""Every ROCm release a case mentions, and where: the runtime that ran, the ROCm a wheel was built
+for, installed trees and packages, the HIP library's major in a file name.
+
+``rocm_versions`` lists each distinct release (``6.2``; ``6`` where only a major is known) once;
+``rocm_version`` is the one the process most likely ran (the runtime's own banner first, a
+DLL or soname major last). HIP and ROCm share major.minor since ROCm 5.
+"""
+
+from __future__ import annotations
+
+from triage.derive.tables import version_tuple
+from triage.model import Case, Fact
+
+# Fact names, best evidence of the running release first.
+SOURCES = ("hip_version", "hip_version_runtime", "hip_version_system", "rocm_version_system", "rocm_version_package",
+           "rocm_version_path", "rocm_version_wheel", "rocm_version_library")
+
+
+def release(value: str, parts: int = 2) -> str:
+    """``6.2.41133-dd7f`` -> ``6.2``; ``7`` stays ``7``."""
+    return ".".join(map(str, version_tuple(value)[:parts]))
+
+
+def same_release(a: str, b: str) -> bool:
+    """Two releases agree when one is a prefix of the other (``6`` and ``6.2`` agree; ``6.2`` and ``6.4`` do not)."""
+    ta, tb = version_tuple(a), version_tuple(b)
+    n = min(len(ta), len(tb))
+    return n > 0 and ta[:n] == tb[:n]
+
+
+def distinct(values: list[str]) -> list[str]:
+    """The releases that disagree with one another, most precise first (``6`` is dropped beside ``6.2``)."""
+    out: list[str] = []
+    for value in sorted(values, key=lambda v: -len(version_tuple(v))):
+        if value and not any(same_release(value, kept) for kept in out):
+            out.append(value)
+    return out
+
+
+def derive(case: Case) -> None:
+    seen: list[tuple[str, Fact]] = []
+    for name in SOURCES:
+        for fact in case.facts.get(name, []):
+            value = release(fact.value)
+            if value and int(value.split(".")[0]) < 20:  # HIP 3.x-7.x; not a build number read as a version
+                seen.append((value, fact))
+    if not seen:
+        return
+    for value in distinct([v for v, _ in seen]):
+        fact = next(f for v, f in seen if v == value)
+        case.add_fact("rocm_versions", value, fact.where, fact.text, fact.score)
+    precise = [(v, f) for v, f in seen if "." in v] or seen
+    value, fact = precise[0]
+    case.add_fact("rocm_version", value, fact.where, fact.text, 100)

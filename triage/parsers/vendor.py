@@ -1,0 +1,42 @@
+"""Lines that say whose GPU stack a log comes from: AMD's (HIP, ROCm, gfx, Radeon) or NVIDIA's.
+
+CUDA wording alone decides nothing: llama.cpp's and PyTorch's HIP backends print ``CUDA error``,
+``cuda:0`` and ``compute capability 10.3`` on AMD GPUs. What names a vendor is a device name,
+a library or a driver: ``Radeon``, ``gfx1100``, ``libamdhip64``, ``ROCm`` on one side,
+``NVIDIA``/``GeForce``, ``libcuda.so``, ``nvcuda.dll``, ``nvidia-smi`` on the other. Each line
+is one vote of its weight; derive/vendor.py adds them up.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triage.model import Artifact, Case, Where
+from triage.parsers.lines import Needles, is_sentence, readable
+
+_AMD_STRONG = re.compile(
+    r"\bgfx\d{3,4}\b|\bgfx9\d[ac]\b|\bRadeon\b|\bInstinct\b|libamdhip64|amdhip64|\bROCm\b|/opt/rocm|\bhipError\w+"
+    r"|HSA_STATUS_\w+|\bamdgpu\b|librocblas|rocBLAS|hipBLASLt|MIOpen|AMD_LOG_LEVEL|HSA_OVERRIDE_GFX_VERSION")
+_AMD_WEAK = re.compile(r"\bhip[A-Z]\w+\(|\bHIP\b|\bhsa_\w+|\bkfd\b|/dev/kfd")
+_NVIDIA_STRONG = re.compile(
+    r"\bNVIDIA\b|\bGeForce\b|\bQuadro\b|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b|libcuda\.so|nvcuda\.dll|nvidia-smi"
+    r"|\bcuDNN\b|libcudart|cudart64|CUDA driver version|NVRTC|\bsm_\d{2,3}\b")
+
+_NEEDLES = Needles(_AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG)
+STRONG, WEAK = 3, 1
+
+
+def parse(artifact: Artifact, case: Case) -> None:
+    for index in _NEEDLES.lines(artifact):
+        text = artifact.lines[index]
+        if not readable(text):
+            continue
+        where = Where(artifact.name, index + 1)
+        if case.kind_of(where) is None and is_sentence(text):
+            continue
+        amd = STRONG if _AMD_STRONG.search(text) else WEAK if _AMD_WEAK.search(text) else 0
+        nvidia = STRONG if _NVIDIA_STRONG.search(text) else 0
+        if amd and not nvidia:
+            case.add_fact("vendor_vote", "amd", where, text.strip(), amd)
+        elif nvidia and not amd:
+            case.add_fact("vendor_vote", "nvidia", where, text.strip(), nvidia)

@@ -1,0 +1,56 @@
+"""ROCm and HIP versions wherever programs print them, each kept with what kind of mention it is.
+
+Examples::
+
+    torch 2.3.0+rocm6.0                                          a wheel built for ROCm 6.0
+    ROCM used to build PyTorch: 6.2.41133-dd7f95766              the same, from torch's collect_env
+    HIP runtime version: 6.2.41133                               the runtime the process loaded
+    /opt/rocm-6.4.1/lib/libamdhip64.so.6                         an installed ROCm tree (and a major by soname)
+    ii  rocm-core  6.2.0.60200-66~22.04  amd64                   a package manager's listing
+    C:\\Windows\\System32\\amdhip64_7.dll                           a HIP major on Windows, by DLL name
+
+derive/versions.py compares them; this parser only says what each line states.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triage.model import Artifact, Case, Where
+from triage.parsers.lines import Needles, is_sentence, readable
+
+_WHEEL = re.compile(r"\+rocm(?P<v>\d+\.\d+(?:\.\d+)?)\b|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
+                    r"|ROCM used to build PyTorch:\s*(?P<b>\d+\.\d+(?:\.\d+)?)")
+_RUNTIME = re.compile(r"\bHIP (?:runtime )?version\s*[:=]\s*(?P<v>\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
+_PATH = re.compile(r"(?<![\w.-])/opt/rocm-(?P<v>\d+\.\d+(?:\.\d+)?)(?=[/\s\"'`),:;]|$)")
+_PACKAGE = re.compile(
+    r"(?<![\w-])(?:rocm-core|rocm-hip-runtime|rocm-hip-sdk|rocm-libs|rocm-dev|rocm-language-runtime|hip-runtime-amd"
+    r"|rocm-opencl-runtime|rocm-hip-libraries)(?:/\S+)?(?:[ \t]+|-)(?:\d+:)?(?P<v>\d+\.\d+\.\d+)")
+_LIBRARY = re.compile(r"\bamdhip64_(?P<d>\d+)\.dll\b|\blibamdhip64\.so\.(?P<s>\d+)\b", re.IGNORECASE)
+
+_NEEDLES = Needles(_WHEEL, _RUNTIME, _PATH, _PACKAGE, _LIBRARY)
+
+# What each kind of mention says of the process, for derive/versions.py.
+KINDS = {"wheel": "rocm_version_wheel", "runtime": "hip_version_runtime", "path": "rocm_version_path",
+         "package": "rocm_version_package", "library": "rocm_version_library"}
+
+
+def parse(artifact: Artifact, case: Case) -> None:
+    for index in _NEEDLES.lines(artifact):
+        text = artifact.lines[index]
+        if not readable(text):
+            continue
+        where = Where(artifact.name, index + 1)
+        if case.kind_of(where) is None and is_sentence(text):  # what a user says is no fact of the system
+            continue
+        quoted = text.strip()
+        for m in _WHEEL.finditer(text):
+            case.add_fact(KINDS["wheel"], m["v"] or m["w"] or m["b"], where, quoted, 40)
+        if m := _RUNTIME.search(text):
+            case.add_fact(KINDS["runtime"], m["v"], where, quoted, 40)
+        for m in _PATH.finditer(text):
+            case.add_fact(KINDS["path"], m["v"], where, quoted, 30)
+        if m := _PACKAGE.search(text):
+            case.add_fact(KINDS["package"], m["v"], where, quoted, 40)
+        for m in _LIBRARY.finditer(text):
+            case.add_fact(KINDS["library"], m["d"] or m["s"], where, quoted, 20)
