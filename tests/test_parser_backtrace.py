@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import artifact
@@ -104,3 +106,41 @@ def test_operand_address_reads_decimal_and_hex_displacements() -> None:
 def test_module_and_offset_at_the_end(rest: str, module: str, offset: int, symbol: str | None) -> None:
     fields = parse_frame_text(rest)
     assert (fields["module"], fields["offset"], fields.get("symbol")) == (module, offset, symbol)
+
+
+GDB = Path(__file__).parent / "fixtures" / "gdb"  # real gdb output at 80 columns (tools/make_gdb_fixtures.sh)
+
+
+def test_gdb_frames_with_from_on_the_next_line() -> None:
+    case = parse([artifact((GDB / "wrapped-from.txt").read_text())])
+    assert len(case.stacks) == 1, "the stop line is the bt's frame #0, not a stack of its own"
+    frames = case.stacks[0].frames
+    assert [(f.index, f.symbol) for f in frames] == [(0, "release_blit_manager_refcount"), (1, "crash_here"), (2, "main")]
+    assert frames[0].module.endswith("/opt/rocm-6.2.0/lib/libblit.so") and frames[0].address == 0x7FFFF7FBC10E
+    assert case.fault.signal == "SEGV" and case.fault.module == frames[0].module
+
+
+def test_gdb_stop_line_alone_is_frame_zero() -> None:
+    """'Thread 1 "x" received signal ...' and the line after it, pasted without a bt."""
+    text = "".join((GDB / "wrapped-from.txt").read_text().splitlines(keepends=True)[:3])
+    case = parse([artifact(text)])
+    top = case.stacks[0].frames[0]
+    assert (top.index, top.symbol, top.module.rsplit("/", 1)[-1]) == (0, "release_blit_manager_refcount", "libblit.so")
+    assert case.fault.module == top.module
+
+
+def test_gdb_frame_without_address_and_wrapped_arguments() -> None:
+    case = parse([artifact((GDB / "no-address.txt").read_text())])
+    frames = case.stacks[0].frames
+    assert (frames[0].index, frames[0].address, frames[0].symbol) == (0, None, "__pthread_kill_implementation")
+    assert (frames[0].file, frames[0].file_line) == ("./nptl/pthread_kill.c", 44)
+    assert (frames[2].symbol, frames[2].file_line) == ("__GI_raise", 26)
+    assert [f.index for f in frames] == [0, 1, 2, 3, 4, 5]
+    assert case.fault.signal == "ABRT"
+
+
+def test_gdb_frame_with_no_function_name() -> None:
+    case = parse([artifact((GDB / "null-call.txt").read_text())])
+    frames = case.stacks[0].frames
+    assert (frames[0].address, frames[0].symbol, frames[0].module) == (0, None, None)
+    assert frames[1].symbol == "main"

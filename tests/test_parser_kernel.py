@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import artifact
 from triage.model import Case
-from triage.parsers import kernel
+from triage.parsers import kernel, parse
 
 LINES = [
     ("kernel: strata-vision-h[<pid>]: segfault at 8 ip ...c9 error 6 in libamdhip64.so.7[4b61c9,...]",
@@ -40,3 +42,57 @@ def test_access_from_error_code() -> None:
     assert kernel.access_from_error(6) == "write"
     assert kernel.access_from_error(4) == "read"
     assert kernel.access_from_error(0x15) == "execute"
+
+
+REALWORLD = Path(__file__).parent.parent / "corpus" / "realworld"
+
+
+def _facts(case_name: str) -> dict:
+    return parse([artifact((REALWORLD / case_name / "input.txt").read_text())]).flat_facts()
+
+
+def test_amdgpu_page_fault_block_with_its_fields() -> None:
+    """A journal's [gfxhub] page fault block: where, which process, which client, which permission."""
+    facts = _facts("rocm-libraries-1132-strix-halo-llamacpp-mes-hang-reset")
+    assert facts["amdgpu_page_fault"] == "gfxhub"
+    assert (facts["amdgpu_fault_vmid"], facts["amdgpu_fault_pasid"]) == ("8", "32794")
+    assert facts["amdgpu_fault_address"] == "0x00007f418f76f000"
+    assert facts["amdgpu_fault_status"] == "0x00801031"
+    assert (facts["amdgpu_fault_client"], facts["amdgpu_fault_permission"], facts["amdgpu_fault_rw"]) == (
+        "TCP", "0x3", "0x0")
+    assert facts["amdgpu_mes_error"] == "REMOVE_QUEUE" and facts["amdgpu_reset"] == "begin"
+
+
+def test_amdgpu_retry_page_fault_names_the_process() -> None:
+    facts = _facts("rocm-legacy-4021-mi300x-gfxhub0-retry-page-fault-vllm-fa")
+    assert facts["amdgpu_page_fault"] == "gfxhub0 retry"
+    assert facts["amdgpu_fault_process"].startswith("pt_main_thread pid ")
+    assert facts["amdgpu_fault_client"] == "UTCL2"
+
+
+def test_amdgpu_ring_timeout_and_the_process_that_hung() -> None:
+    facts = _facts("rocm-arch-829-gfx-ring-timeout-blender-hip-rx6800")
+    assert facts["amdgpu_ring_timeout"] == "gfx_0.0.0"
+    assert facts["amdgpu_hang_process"].startswith("blender pid ")
+
+
+def test_amdgpu_ras_error() -> None:
+    assert _facts("rocm-legacy-1386-mi50-ras-uncorrectable-athub-hang")["amdgpu_ras"] == "ERREVENT_ATHUB_INTERRUPT"
+
+
+@pytest.mark.parametrize("line, name, value", [
+    ("[283919.446433] [drm:mes_v11_0_submit_pkt_and_poll_completion.constprop.0 [amdgpu]] *ERROR* MES failed to response msg=14",
+     "amdgpu_mes_error", "14"),
+    ("Jul 24 12:26:20 macross kernel: amdgpu 0000:08:00.0: amdgpu: GPU reset(2) succeeded!", "amdgpu_reset", "succeeded"),
+    ("[   34.965321] amdgpu 0000:03:00.0: amdgpu: ring comp_1.1.0 timeout, signaled seq=7, emitted seq=9",
+     "amdgpu_ring_timeout", "comp_1.1.0"),
+])
+def test_amdgpu_single_lines(line: str, name: str, value: str) -> None:
+    case = parse([artifact(line + "\n")])
+    assert case.value(name) == value
+    assert "kernel-log" in case.inputs
+
+
+def test_a_process_of_pid_0_is_no_process() -> None:
+    text = "[  308.334876] [drm:amdgpu_job_timedout [amdgpu]] *ERROR* Process information: process  pid 0 thread  pid 0\n"
+    assert "amdgpu_hang_process" not in parse([artifact(text)]).flat_facts()

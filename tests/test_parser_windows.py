@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import artifact
@@ -66,3 +68,59 @@ def test_exit_code_in_launcher_output() -> None:
     case = parse([artifact("the engine stopped unexpectedly (exit code 3221225477)\n")])
     assert case.value("exception_code") == "0xC0000005"
     assert case.fault.code_name == "ACCESS_VIOLATION"
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "windows"
+ZH = Path(__file__).parent.parent / "corpus" / "realworld" / "windowsml-15-amdhip64_7-access-violation-migraphx" / "input.txt"
+
+
+@pytest.mark.parametrize("path, module, code, offset", [
+    (FIXTURES / "event-de.txt", "MSVCR120.dll", "0xC0000409", "0x0000000000074a30"),
+    (FIXTURES / "event-fr.txt", "ntdll.dll", "0xC0000374", "0x00000000000f7143"),
+    (FIXTURES / "event-es.txt", "ntdll.dll", "0xC00000FD", "0x000000000003c43a"),
+    (FIXTURES / "wer-es.txt", "ConstraintIndex.Search.dll", "0xC0000005", "0x00000000000bb2b3"),
+    (FIXTURES / "event-ja.txt", "arrow.dll", "0xC0000005", "0x0000000000bc221b"),
+    (FIXTURES / "event-ru.txt", "lmadmin.exe", "0xC0000005", "0x0005e222"),
+    (FIXTURES / "event-ko.txt", "unknown", "0x80131623", "0x00007ffd47facf2c"),
+    (ZH, "amdhip64_7.dll", "0xC0000005", "0x0000000000465007"),
+], ids=lambda v: v.name if isinstance(v, Path) else None)
+def test_event_viewer_and_wer_records_in_other_languages(path: Path, module: str, code: str, offset: str) -> None:
+    case = parse([artifact(path.read_text(encoding="utf-8"))])
+    assert case.value("faulting_module") == module
+    assert case.fault.kind == "exception" and case.fault.code == code
+    assert case.value("fault_offset") == offset
+    assert case.value("os") == "windows"
+
+
+def test_visual_studio_call_stack_without_and_with_symbols() -> None:
+    case = parse([artifact((FIXTURES / "vs-stack.txt").read_text())])
+    frames = case.stacks[0].frames
+    assert [f.index for f in frames] == [0, 1, 2, 3]
+    assert (frames[0].module, frames[0].address, frames[0].symbol) == ("torch_cpu.dll", 0x7FF91753806F, None)
+    case = parse([artifact((FIXTURES / "vs-stack-symbols.txt").read_text())])
+    top = case.stacks[0].frames[0]
+    assert (top.module, top.symbol, top.file_line, top.symbol_source) == ("sos.dll", "PrintException", 2848, "input")
+    assert case.stacks[0].frames[1].symbol is None
+
+
+def test_debugger_output_lines_are_not_frames() -> None:
+    text = r"TensorValidator.h(203)\DirectML.dll!00007FF83D25ADC9: (caller: 00007FF83D267523) Exception(1) tid(3b54) 80070057 The parameter is incorrect." + "\n"
+    assert parse([artifact(text)]).stacks == []
+
+
+def test_one_line_crash_summary() -> None:
+    """The shape of a real report (its thread is kept for unseen evaluation, so the values here are made up)."""
+    text = "amdhip64_6.dll -> hipModuleLaunchKernel + 91244 - Access Violation reading location 0x00000018\n"
+    case = parse([artifact(text)])
+    top = case.stacks[0].frames[0]
+    assert (top.module, top.symbol, top.symbol_offset) == ("amdhip64_6.dll", "hipModuleLaunchKernel", 91244)
+    assert top.symbol_note.startswith("unreliable")
+    assert (case.fault.code, case.fault.module, case.fault.address, case.fault.access) == (
+        "0xC0000005", "amdhip64_6.dll", 0x18, "read")
+
+
+def test_python_reports_of_a_native_access_violation() -> None:
+    case = parse([artifact((FIXTURES / "oserror.txt").read_text())])
+    assert (case.fault.code, case.fault.address, case.fault.access) == ("0xC0000005", 0, "read")
+    text = "Windows fatal exception: access violation\n\nThread 0x0000286c (most recent call first):\n"
+    assert parse([artifact(text)]).fault.code == "0xC0000005"

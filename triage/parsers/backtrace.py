@@ -41,9 +41,15 @@ _EXECUTABLE = re.compile(r"^\s*Executable:\s*(?P<p>\S+)")
 _REGISTER = re.compile(
     r"^\s*(?:\(gdb\)\s*)?(?P<r>r[abcd]x|r[sd]i|r[bs]p|r(?:8|9|1[0-5])|rip|eflags)\s+(?P<v>0x[0-9a-fA-F]+)\b"
 )
+# gdb, in a terminal of limited width, moves "from LIB", "at FILE:LINE" and long argument lists of a
+# frame to the next line, indented; a pasted stack keeps those line breaks.
+_CONTINUATION = re.compile(r"^\s{2,}(?:from\s+\S+|at\s+\S+:\d+|[\w<>@.]+=\S.*|<optimized out>.*)$")
+# gdb's stop line after "... received signal SIGSEGV": where the program stopped, like frame #0 without the number.
+_STOP = re.compile(r"^(?P<rest>0x[0-9a-fA-F]+ in \S.*|[A-Za-z_][\w:~<>]* \(.*)$")
 _CURRENT_INSN = re.compile(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
 # A line none of the patterns above matches says nothing here.
-_NEEDLES = Needles(_FRAME, _THREAD, _SIGNAL, _SI_CODE, _GDB_SIGNAL, _SHELL_SIGNAL, _EXECUTABLE, _REGISTER, _CURRENT_INSN)
+_NEEDLES = Needles(_FRAME, _THREAD, _SIGNAL, _SI_CODE, _GDB_SIGNAL, _SHELL_SIGNAL, _EXECUTABLE, _REGISTER, _CURRENT_INSN,
+                   _CONTINUATION, _STOP)
 
 
 
@@ -99,16 +105,36 @@ def parse_frame_text(rest: str) -> dict | None:
     return out
 
 
+def _records(artifact: Artifact) -> list[tuple[int, str]]:
+    """The needle lines of the artifact, a frame's (or gdb's stop line's) continuation lines joined to it."""
+    out: list[tuple[int, str]] = []
+    lines = artifact.lines
+    signal_at = -10
+    joinable = -10  # the index of the last line a continuation may join
+    for index in _NEEDLES.lines(artifact):
+        text = lines[index]
+        if not readable(text):
+            continue
+        if index == joinable + 1 and out and _CONTINUATION.match(text):
+            out[-1] = (out[-1][0], f"{out[-1][1]} {text.strip()}")
+            joinable = index
+            continue
+        if _GDB_SIGNAL.search(text):
+            signal_at = index
+        elif index == signal_at + 1 and (m := _STOP.match(text)):
+            text = f"#0  {m['rest']}"  # read as frame #0; dropped in _close when gdb's bt repeats it
+        out.append((index, text))
+        joinable = index if _FRAME.match(text) else -10
+    return out
+
+
 def parse(artifact: Artifact, case: Case) -> None:
     """Add stacks, signal facts, registers and the current instruction found in the artifact."""
     current: list[Frame] = []
     start = thread = None
     last = -10
-    lines = artifact.lines
-    for index in _NEEDLES.lines(artifact):
-        number, text = index + 1, lines[index]
-        if not readable(text):
-            continue
+    for index, text in _records(artifact):
+        number = index + 1
         where = Where(artifact.name, number)
         if m := _THREAD.search(text):
             _close(case, current, start, thread)
@@ -119,7 +145,7 @@ def parse(artifact: Artifact, case: Case) -> None:
         fields = parse_frame_text(m["rest"]) if m else None
         if fields is not None:
             index = int(m["i"])
-            if current and (index <= current[-1].index or number - last > 2):
+            if current and (index <= current[-1].index or number - last > 3):
                 _close(case, current, start, thread)
                 current, thread = [], None
             if not current:
@@ -135,9 +161,14 @@ def parse(artifact: Artifact, case: Case) -> None:
 
 
 def _close(case: Case, frames: list[Frame], start: Where | None, thread: str | None) -> None:
-    if frames and start is not None:
-        form = "gdb" if any(f.file or " in " in f.text for f in frames) else "coredump"
-        case.stacks.append(Stack(frames=frames, where=start, form=form, thread=thread))
+    if not frames or start is None:
+        return
+    form = "gdb" if any(f.file or " in " in f.text for f in frames) else "coredump"
+    previous = case.stacks[-1] if case.stacks else None
+    if (previous and len(previous.frames) == 1 and previous.frames[0].index == 0 and frames[0].index == 0
+            and previous.frames[0].address == frames[0].address and previous.form == form):
+        case.stacks.pop()  # gdb's stop line, which its bt repeats as frame #0
+    case.stacks.append(Stack(frames=frames, where=start, form=form, thread=thread))
 
 
 def _signal_lines(text: str, where: Where, case: Case) -> None:

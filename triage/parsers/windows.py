@@ -1,4 +1,6 @@
-"""Windows crash output: exception blocks, stack lines, WinDbg ``k`` and Event Viewer records.
+"""Windows crash output: exception blocks, stack lines, WinDbg ``k``, Visual Studio call stacks,
+Event Viewer and WER records in the languages Windows ships, one-line crash summaries, and
+Python's own reports of a native access violation.
 
 Examples::
 
@@ -7,6 +9,12 @@ Examples::
     0x00007FFF38517374, KERNEL32.DLL, BaseThreadInitThunk() + 0x14
     00 0000005f`2b8fe3a0 00007ffe`f984a7fe amdhip64_7!hipModuleLoad+0x33
     Faulting module name: amdhip64_7.dll, version: 7.1.0.0, time stamp: 0x68f0a1b2
+    Name des fehlerhaften Moduls: amdhip64_7.dll, Version: 7.1.0.0, Zeitstempel: 0x68f0a1b2       (and fr, es, ja, zh, ru, ko)
+    Fault Module Name:	amdhip64_7.dll   /   Exception Code:	c0000005                            (a WER report)
+     	amdhip64_7.dll!00007ff91753806f()	Unknown                                                 (Visual Studio)
+    amdhip64.dll -> hipMemUnmap + 340128 - Access Violation reading location 0x00000020           (one-line summary)
+    OSError: exception: access violation reading 0x0000000000000000                              (ctypes)
+    Windows fatal exception: access violation                                                    (faulthandler)
 
 Without PDBs a Windows stack names a frame by the nearest export before it, whatever the
 distance: a name more than 64 KiB away from its export is kept but marked unreliable.
@@ -21,7 +29,30 @@ from triage.parsers.lines import Needles, readable
 
 PLAUSIBLE_FUNCTION_BYTES = 0x10000
 
-_EXCEPTION = re.compile(r"(?P<lead>^\W{0,3})?\bException\s*code\s*[:=]\s*(?:0x)?(?P<c>[0-9a-fA-F]{8})\b", re.I)
+# The labels of an "Application Error" record (event 1000) and of a WER report, in English and in
+# the languages Windows is most often pasted in (real records of each are in the tests).
+_LABELS = {
+    "module": ("Faulting module name", "Fault Module Name", "Name des fehlerhaften Moduls", "Fehlerhafter Modulname",
+               "Nom du module défaillant", "Nombre del módulo con errores", "障害が発生しているモジュール名",
+               "障害が発生しているモジュールの名前", "出错模块名称", "错误模块名称", "錯誤模組名稱", "Имя сбойного модуля",
+               "Имя модуля с ошибкой", "오류 있는 모듈 이름"),
+    "code": ("Exception code", "Ausnahmecode", "Code d’exception", "Code d'exception", "Code de l’exception",
+             "Código de excepción", "例外コード", "异常代码", "例外狀況代碼", "Код исключения", "예외 코드"),
+    "offset": ("Fault offset", "Exception Offset", "Fehleroffset", "Décalage d’erreur", "Décalage de l’erreur",
+               "Desplazamiento de errores", "Desplazamiento de excepción", "障害オフセット", "错误偏移量", "错误偏移",
+               "Смещение ошибки", "오류 오프셋"),
+}
+_SEP = r"[ \t\u00a0]*[:：=\t][ \t\u00a0]*"
+
+
+def _labelled(kind: str, value: str) -> re.Pattern[str]:
+    names = "|".join(re.escape(n).replace(r"\ ", r"\s*") for n in _LABELS[kind])
+    return re.compile(rf"(?P<lead>^\W{{0,3}})?(?:{names}){_SEP}{value}", re.IGNORECASE)
+
+
+_EXCEPTION = _labelled("code", r"(?:0x)?(?P<c>[0-9a-fA-F]{8})\b")
+_FAULTING_MODULE = _labelled("module", r"(?P<m>[^\s,，、:：]+)")
+_FAULT_OFFSET = _labelled("offset", r"(?:0x)?(?P<o>[0-9a-fA-F]{4,16})\b")
 _FRAME = re.compile(
     r"^\s*(?P<a>0x[0-9A-Fa-f]{6,16}),\s*(?P<path>[^,()]+?)\s*"
     r"(?:\((?P<base>0x[0-9A-Fa-f]+)\)\s*\+\s*(?P<off>0x[0-9A-Fa-f]+))?\s*"
@@ -31,9 +62,26 @@ _WINDBG = re.compile(
     r"^\s*(?P<i>[0-9a-fA-F]{2})\s+[0-9a-fA-F`]{8,17}\s+[0-9a-fA-F`]{8,17}\s+"
     r"(?P<m>[\w.-]+?)(?:!(?P<s>[^+\s]+))?(?:\+(?P<o>0x[0-9a-fA-F]+))?(?:\s|$)"
 )
-_FAULTING_MODULE = re.compile(r"Faulting module name:\s*(?P<m>[^,\s]+)")
-_FAULT_OFFSET = re.compile(r"Fault offset:\s*(?P<o>0x[0-9a-fA-F]+)")
-_NEEDLES = Needles(_EXCEPTION, _FRAME, _WINDBG, _FAULTING_MODULE, _FAULT_OFFSET)  # a line none matches says nothing here
+# Visual Studio's Call Stack window: "module!function(args) Line N\tLanguage", or "module!ADDRESS()" without symbols.
+_VISUAL_STUDIO = re.compile(
+    r"^\s*>?\s*(?P<m>[\w. -]+?\.(?:dll|exe|pyd|sys|DLL|EXE))!(?:(?P<a>[0-9a-fA-F]{8,16})\(\)"
+    r"|(?P<s>[A-Za-z_~][\w:~<>,*& ]*?)(?:\(.*\))?(?:\s+Line\s+(?P<l>\d+))?)\s*(?:\t.*)?$")
+# One-line crash summaries: "amdhip64.dll -> hipMemUnmap + 340128 - Access Violation reading location 0x00000020".
+_SUMMARY = re.compile(
+    r"(?P<m>[\w.-]+\.(?:dll|exe|DLL|EXE))\s*->\s*(?P<s>[A-Za-z_][\w:~]*)\s*\+\s*(?P<o>\d+|0x[0-9a-fA-F]+)\s*-\s*"
+    r"(?P<what>Access Violation|Stack Overflow|Illegal Instruction|Integer Divide by Zero)"
+    r"(?:\s+(?P<rw>reading|writing|executing)(?:\s+location)?\s+(?P<addr>0x[0-9a-fA-F]+))?", re.IGNORECASE)
+# ctypes' OSError for a native exception in a call, and faulthandler's report of one.
+_PYTHON = re.compile(
+    r"\b(?:OSError|WindowsError): exception: (?P<what>access violation|stack overflow|integer divide by zero|"
+    r"illegal instruction)(?: (?P<rw>reading|writing|executing) (?P<addr>0x[0-9a-fA-F]+))?"
+    r"|^Windows fatal exception: (?P<fatal>access violation|stack overflow|illegal instruction|"
+    r"integer divide by zero|code 0x[0-9a-fA-F]{8})", re.IGNORECASE)
+_CODES = {"access violation": "0xC0000005", "stack overflow": "0xC00000FD", "illegal instruction": "0xC000001D",
+          "integer divide by zero": "0xC0000094"}
+_ACCESS = {"reading": "read", "writing": "write", "executing": "execute"}
+# A line none of these matches says nothing here.
+_NEEDLES = Needles(_EXCEPTION, _FRAME, _WINDBG, _FAULTING_MODULE, _FAULT_OFFSET, _VISUAL_STUDIO, _SUMMARY, _PYTHON)
 
 
 def _module_name(path: str) -> str:
@@ -49,6 +97,12 @@ def _frame(where: Where, text: str) -> Frame | None:
         frame = Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16),
                       module=_module_name(m["path"]), offset=int(m["off"], 16) if m["off"] else None,
                       symbol=symbol, symbol_offset=soff)
+    elif (m := _VISUAL_STUDIO.match(text)) and ": (caller:" not in text:
+        symbol = (m["s"] or "").strip() or None
+        frame = Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16) if m["a"] else None,
+                      module=m["m"].strip(), symbol=symbol, file_line=int(m["l"]) if m["l"] else None)
+        frame.symbol_source = "input" if symbol else None
+        return frame
     elif m := _WINDBG.match(text):
         symbol = m["s"]
         off = int(m["o"], 16) if m["o"] else None
@@ -75,16 +129,7 @@ def parse(artifact: Artifact, case: Case) -> None:
         if not readable(text):
             continue
         where = Where(artifact.name, number)
-        if m := _EXCEPTION.search(text):
-            at_start = m["lead"] is not None
-            case.add_fact("exception_code", f"0x{m['c'].upper()}", where, text.strip(), 90 if at_start else 60)
-            case.claim(where, "exception", "fault")
-            case.add_fact("os", "windows", where, text.strip(), 20)
-        if m := _FAULTING_MODULE.search(text):
-            case.add_fact("faulting_module", m["m"], where, text.strip(), 80)
-            case.claim(where, "exception", "fault")
-        if m := _FAULT_OFFSET.search(text):
-            case.add_fact("fault_offset", m["o"], where, text.strip(), 80)
+        _record(text, where, case)
         frame = _frame(where, text)
         if frame is None:
             continue
@@ -98,3 +143,44 @@ def parse(artifact: Artifact, case: Case) -> None:
         last = number
     if frames:
         case.stacks.append(Stack(frames=frames, where=frames[0].where, form="windows"))
+
+
+def _record(text: str, where: Where, case: Case) -> None:
+    """Facts of an exception record, an Event Viewer / WER entry, a summary line or a Python report."""
+    quoted = text.strip()
+    if m := _EXCEPTION.search(text):
+        at_start = m["lead"] is not None
+        case.add_fact("exception_code", f"0x{m['c'].upper()}", where, quoted, 90 if at_start else 60)
+        case.claim(where, "exception", "fault")
+        case.add_fact("os", "windows", where, quoted, 20)
+    if m := _FAULTING_MODULE.search(text):
+        case.add_fact("faulting_module", m["m"], where, quoted, 80)
+        case.claim(where, "exception", "fault")
+    if m := _FAULT_OFFSET.search(text):
+        case.add_fact("fault_offset", f"0x{m['o'].lower()}", where, quoted, 80)
+    if m := _SUMMARY.search(text):
+        case.add_fact("exception_code", _CODES[m["what"].lower()], where, quoted, 70)
+        case.add_fact("faulting_module", m["m"], where, quoted, 70)
+        offset = int(m["o"], 0)
+        frame = Frame(index=0, where=where, text=quoted, module=m["m"], symbol=m["s"], symbol_offset=offset,
+                      symbol_source="nearest-export")
+        if offset > PLAUSIBLE_FUNCTION_BYTES:
+            frame.symbol_note = (f"unreliable: 0x{offset:X} bytes past the export, more than any plausible function; "
+                                 "the real function is unknown without symbols")
+        case.stacks.append(Stack(frames=[frame], where=where, form="summary", crashing=True))
+        _address(m, where, quoted, case)
+        case.claim(where, "exception", "fault")
+        case.add_fact("os", "windows", where, quoted, 20)
+    if m := _PYTHON.search(text):
+        what = (m["what"] or m["fatal"]).lower()
+        code = _CODES.get(what) or f"0x{what[-8:].upper()}"
+        case.add_fact("exception_code", code, where, quoted, 50)
+        _address(m, where, quoted, case)
+        case.claim(where, "exception", "fault")
+        case.add_fact("os", "windows", where, quoted, 20)  # ctypes and faulthandler say so only on Windows
+
+
+def _address(m: re.Match[str], where: Where, quoted: str, case: Case) -> None:
+    if m["addr"]:
+        case.add_fact("fault_address", f"0x{int(m['addr'], 16):x}", where, quoted, 60)
+        case.add_fact("fault_access", _ACCESS[m["rw"].lower()], where, quoted, 60)
