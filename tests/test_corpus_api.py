@@ -24,7 +24,7 @@ from triage.corpus.draft import draft
 from triage.corpus.rows import frame
 from triage.corpus.stackhash import normalize, read_list, stack_hash
 from triage.corpus.synth import FAMILIES, Generator
-from triage.corpus.templates import template, to_regex
+from triage.match.templates import template, to_regex
 from triage.model import Frame, Where
 
 CASES = sorted(p.parent for p in CORPUS.glob("*/expected.yaml"))  # the seeds (realworld/ has its own test)

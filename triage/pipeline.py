@@ -10,6 +10,7 @@ from triage import __version__
 from triage.derive import derive, load_tables
 from triage.ingest import read_inputs
 from triage.match import Database, load, match
+from triage.match.similar import Similar, features, load_index, nearest
 from triage.model import Artifact, Case, Diagnosis
 from triage.parsers import parse
 from triage.resources import data_dir
@@ -24,6 +25,7 @@ class Result:
     case: Case
     diagnoses: list[Diagnosis]
     versions: dict[str, str] = field(default_factory=dict)
+    similar: list[Similar] = field(default_factory=list)  # labelled real cases that look alike; not the diagnosis
 
     @property
     def top(self) -> Diagnosis:
@@ -42,7 +44,8 @@ def finish(case: Case, db: Database, folder: Path, symbols: Path | None = None) 
     derive(case, load_tables(folder))
     diagnoses = match(case, db)
     versions = {"tool": __version__, "signatures": db.version, "schema": SCHEMA_VERSION}
-    return Result(case=case, diagnoses=diagnoses, versions=versions)
+    similar = nearest(features(case, diagnoses), load_index(folder))
+    return Result(case=case, diagnoses=diagnoses, versions=versions, similar=similar)
 
 
 def triage(paths: list[str], stdin: BinaryIO | None = None, signatures: Path | None = None,

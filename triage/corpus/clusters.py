@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from triage.corpus.templates import template
+from triage.match.templates import template
 
 if TYPE_CHECKING:
     import pandas

@@ -15,7 +15,7 @@ import regex
 import yaml
 
 from triage.corpus.clusters import Cluster
-from triage.corpus.templates import to_regex
+from triage.match.templates import to_regex
 
 # Lines of an ordinary run: a drafted signature must not match them.
 _ORDINARY = (

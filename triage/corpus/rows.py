@@ -11,7 +11,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from triage.corpus.stackhash import frames, stack_hash
-from triage.corpus.templates import key_lines
+from triage.match.templates import key_lines
 from triage.pipeline import Result
 
 if TYPE_CHECKING:

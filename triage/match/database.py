@@ -16,6 +16,7 @@ import regex
 import yaml
 
 from triage import __version__
+from triage.match.confidence import Weights, read_weights
 from triage.scan.scanner import LineScanner, build_key
 from triage.resources import cache_dir, load_yaml, read_cached, source_key, write_cached
 
@@ -123,6 +124,7 @@ class Database:
     problems: list[str]
     unknown: dict
     prefilters: Prefilters
+    weights: Weights = field(default_factory=Weights)
 
 
 def is_anchor(cond: Condition, anchor_strength: float) -> bool:
@@ -281,7 +283,10 @@ def _load(folder: Path) -> Database:
         seen.add(sig.id)
         signatures.append(sig)
     anchor_strength = float(settings.get("anchor_strength", 0.2))
+    weights, trouble = read_weights(folder / "_weights.yaml")
+    problems.extend(trouble)
     return Database(
+        weights=weights,
         prefilters=index(signatures, anchor_strength),
         version=str(settings.get("version", "0")),
         threshold=float(settings.get("threshold", 0.45)),

@@ -2,13 +2,12 @@
 
 Texts are filled in when first read (``Diagnosis.pending``): most candidates are never shown.
 
-Confidence of a signature is ``1 - prod(1 - strength_i * weight_i)`` over its conditions
-that held: each condition's ``strength`` is how sure that piece of evidence alone makes us,
-and ``weight_i`` is 1 for machine output and 0.5 for a line a person wrote in prose.
-Independent pieces of evidence add up towards 1; a signature that matched nothing is not a
-candidate: it takes one of its anchor conditions (strength at least the database's
-``anchor_strength``) to make one. A condition marked ``against`` is counter-evidence (a known false positive): when
-it holds, the confidence is multiplied by ``1 - strength``. Below the database threshold the answer is ``unknown`` with what to send next.
+A signature that matched nothing is not a candidate: it takes one of its anchor conditions
+(strength at least the database's ``anchor_strength``, not weak evidence) to make one. The
+confidence of a candidate comes from the conditions that held (match/confidence.py: the
+hand-set strengths as a prior, weights fitted on real cases on top); a line a person wrote in
+prose counts half. Below the database threshold the answer is ``unknown`` with what to send
+next; a class-level fallback ranks below any specific signature that reaches the threshold.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from jinja2 import FileSystemBytecodeCache, FunctionLoader, Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from triage.match.conditions import Hit, Lines, evaluate
+from triage.match.confidence import confidence
 from triage.match.database import Database, Signature
 from triage.model import Case, Diagnosis, Evidence, Workaround
 from triage.resources import cache_dir
@@ -93,16 +93,17 @@ def _workarounds(sig: Signature, context: dict) -> list[Workaround]:
     ]
 
 
+def held(sig: Signature, hits: dict[str, Hit]) -> dict[str, tuple[float, float, bool]]:
+    """The conditions of ``sig`` that held: id -> (strength, factor, against), the confidence model's input."""
+    return {c.id: (c.strength, hits[c.id].factor, c.against) for c in sig.conditions if c.id in hits}
+
+
 def _diagnose(sig: Signature, hits: dict[str, Hit], case: Case, db: Database, base: dict) -> Diagnosis:
-    remaining = kept = 1.0
     evidence: list[Evidence] = []
     captures: dict[str, str] = {}
     for cond in sig.conditions:
         hit = hits.get(cond.id)
-        if hit and cond.against:
-            kept *= 1 - cond.strength * hit.factor
-        elif hit:
-            remaining *= 1 - cond.strength * hit.factor
+        if hit and not cond.against:
             evidence.extend(hit.evidence)
             captures.update(hit.captures)
     context = {**base, **captures}
@@ -119,7 +120,7 @@ def _diagnose(sig: Signature, hits: dict[str, Hit], case: Case, db: Database, ba
         },
         id=sig.id,
         klass=sig.klass,
-        confidence=round((1 - remaining) * kept, 2),
+        confidence=round(confidence(db.weights, sig.id, held(sig, hits)), 2),
         evidence=_dedupe(evidence),
         matched=[c.description or c.id for c in sig.conditions if c.id in hits and not c.against],
         against=[c.description or c.id for c in sig.conditions if c.id in hits and c.against],
@@ -167,24 +168,28 @@ def _evaluate(sig: Signature, conditions: list, case: Case, lines: Lines) -> dic
     return hits
 
 
-def match(case: Case, db: Database) -> list[Diagnosis]:
-    """All candidate diagnoses, best first; ``unknown`` first when none is confident enough."""
+def candidates(case: Case, db: Database) -> list[tuple[Signature, dict[str, Hit]]]:
+    """The signatures one of whose anchors holds, each with every condition that held."""
     lines = Lines(case, db.prefilters)
-    base = _context(case)
     os_name = case.value("os")
     anchored = lines.anchored()
-    candidates = []
+    found = []
     for sig in db.signatures:
         if (sig.log_anchors_only and anchored.isdisjoint(sig.anchor_patterns)) or not sig.applies(os_name, case.inputs):
             continue  # no anchor can hold
         if hits := _evaluate(sig, sig.anchors, case, lines):
-            candidates.append((sig, hits))
-    if sum(sig.log_support for sig, _ in candidates) > _MANY_CANDIDATES:
+            found.append((sig, hits))
+    if sum(sig.log_support for sig, _ in found) > _MANY_CANDIDATES:
         lines.read_together()
-    ranked: list[tuple[Diagnosis, Signature]] = []
-    for sig, hits in candidates:  # only a candidate needs its context, captures and counter-evidence
+    for sig, hits in found:  # only a candidate needs its context, captures and counter-evidence
         hits.update(_evaluate(sig, sig.support, case, lines))
-        ranked.append((_diagnose(sig, hits, case, db, base), sig))
+    return found
+
+
+def match(case: Case, db: Database) -> list[Diagnosis]:
+    """All candidate diagnoses, best first; ``unknown`` first when none is confident enough."""
+    base = _context(case)
+    ranked = [(_diagnose(sig, hits, case, db, base), sig) for sig, hits in candidates(case, db)]
     # A specific signature that reaches the threshold outranks every class-level fallback.
     ranked.sort(key=lambda d: (d[1].fallback or d[0].confidence < db.threshold, -d[0].confidence, -d[1].priority, d[0].id))
     diagnoses = [d for d, _ in ranked]

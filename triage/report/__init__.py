@@ -78,6 +78,8 @@ def build(result: Result) -> dict:
         "not_collected": [_not_collected(f) for f in case.facts.get("collect_missing", [])],
         "findings": [{"kind": f.kind, "artifact": f.where.artifact, "line": f.where.line, "summary": f.summary,
                       "details": f.details} for f in case.findings],
+        "similar": [{"case": s.case, "class": s.klass, "conclusion": s.conclusion, "source": s.source, "score": s.score}
+                    for s in result.similar],
         "ask_for": result.top.ask_for,
         "warnings": case.warnings,
         "artifacts": [{"name": a.name, "size": a.size, "lines": len(a.lines)} for a in case.artifacts],

@@ -1,0 +1,64 @@
+"""Similar real cases in reports: the labelled cases of corpus/realworld nearest to a new one."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+
+from tests.conftest import CORPUS, ROOT
+from triage.corpus.labels import case_folders, read_label
+from triage.match.similar import INDEX, MINIMUM, features, load_index, nearest
+from triage.pipeline import triage
+from triage.report import render
+from triage.resources import data_dir
+
+REALWORLD = ROOT / "corpus" / "realworld"
+
+
+def test_every_labelled_case_is_in_the_shipped_index() -> None:
+    """The index is rebuilt with tools/build_similar_index.py when the corpus grows."""
+    shipped = {c["case"] for c in json.loads((data_dir("signatures") / INDEX).read_text())["cases"]}
+    assert shipped == {f.name for f in case_folders(REALWORLD)}
+
+
+def test_a_labelled_case_finds_itself_first() -> None:
+    folder = REALWORLD / "rocm-legacy-2061-koboldai-nobinaryforgpu-rx6600"
+    result = triage([str(folder)])
+    first = result.similar[0]
+    assert first.case == folder.name and first.score == 1.0
+    label = read_label(folder)
+    assert (first.klass, first.source, first.conclusion) == (label.klass, label.source, label.conclusion)
+
+
+def test_similar_cases_are_few_ranked_and_above_the_minimum() -> None:
+    result = triage([str(CORPUS / "seed-000-blit-kernels-device-libs-missing")])
+    assert 1 <= len(result.similar) <= 3
+    assert [s.score for s in result.similar] == sorted((s.score for s in result.similar), reverse=True)
+    assert all(s.score >= MINIMUM for s in result.similar)
+    assert result.similar[0].klass == "device-libs-missing"
+
+
+def test_nothing_in_common_lists_nothing() -> None:
+    index = load_index(data_dir("signatures"))
+    assert nearest(frozenset({"t:nothing like any case"}), index) == []
+    assert nearest(frozenset(), index) == []
+
+
+def test_reports_show_them_apart_from_the_diagnosis() -> None:
+    result = triage([str(CORPUS / "seed-000-blit-kernels-device-libs-missing")])
+    report = json.loads(render(result, "json"))
+    jsonschema.validate(report, json.loads((data_dir("reports") / "report.schema.json").read_text()))
+    assert report["similar"][0]["source"].startswith("https://")
+    markdown = render(result, "md")
+    assert "### Similar real cases" in markdown and "not part of the diagnosis" in markdown
+    assert markdown.index("### Similar real cases") > markdown.index(result.top.title[:30])
+    assert 'id="similar"' in render(result, "html")
+    assert "Similar real cases" in render(result, "text")
+
+
+def test_features_are_templates_signatures_and_class() -> None:
+    result = triage([str(CORPUS / "seed-003-getdevicekernel-null-gfx906-only-kernel")])
+    feats = features(result.case, result.diagnoses)
+    assert "s:hip-no-code-object-for-gpu" in feats and "c:no-code-object" in feats
+    assert any(f.startswith("t:") and "<hex>" in f for f in feats)

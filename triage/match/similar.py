@@ -1,0 +1,107 @@
+"""The labelled real cases that look most like this one, for the support engineer: class, what
+the thread concluded, and its link. Shown apart from the diagnosis and never part of it.
+
+A case is described by features: the templates of its error lines (numbers, addresses and
+paths made placeholders), the words of those templates, the signatures that were candidates
+and the top class. Two cases are compared by weighted Jaccard similarity, each feature weighted
+by how rare it is in the index (a template most cases share says little). The index
+(``signatures/similar-cases.json``) is made from corpus/realworld by
+``python3 tools/build_similar_index.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from triage.match.templates import key_lines, template
+from triage.model import Case, Diagnosis
+
+INDEX = "similar-cases.json"
+SHOWN = 3
+MINIMUM = 0.12  # below this similarity a case is not "similar" at all
+_WORD = re.compile(r"[A-Za-z_][A-Za-z_]{3,}")
+_FEATURE_WEIGHT = {"t": 1.0, "w": 0.25, "s": 1.5, "c": 1.0}  # template, word, signature, class
+
+
+@dataclass(frozen=True)
+class Similar:
+    case: str
+    klass: str
+    conclusion: str
+    source: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Index:
+    cases: tuple[tuple[str, str, str, str, frozenset[str]], ...]  # name, class, conclusion, source, features
+    weight: dict[str, float]
+
+
+def features(case: Case, diagnoses: list[Diagnosis]) -> frozenset[str]:
+    """What a case is compared on (see the module docstring)."""
+    out: set[str] = set()
+    for line in key_lines(case):
+        shape = template(line)
+        out.add(f"t:{shape.lower()}")
+        out.update(f"w:{w.lower()}" for w in _WORD.findall(shape))
+    out.update(f"s:{d.id}" for d in diagnoses if d.klass != "unknown" and d.confidence >= 0.2)
+    top = diagnoses[0] if diagnoses else None
+    if top is not None and top.klass != "unknown":
+        out.add(f"c:{top.klass}")
+    return frozenset(out)
+
+
+def make_index(entries: list[tuple[str, str, str, str, frozenset[str]]]) -> dict:
+    """The index file's content: the cases and their features (sorted, so that the file is stable)."""
+    return {"cases": [{"case": name, "class": klass, "conclusion": conclusion, "source": source,
+                       "features": sorted(feats)} for name, klass, conclusion, source, feats in sorted(entries)]}
+
+
+@functools.cache
+def _load(path: Path, stamp: tuple[int, int]) -> Index | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        cases = tuple((str(c["case"]), str(c["class"]), str(c["conclusion"]), str(c["source"]),
+                       frozenset(map(str, c["features"]))) for c in data["cases"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    counts = Counter(f for *_, feats in cases for f in feats)
+    total = max(len(cases), 1)
+    weight = {f: _FEATURE_WEIGHT.get(f[0], 1.0) * math.log(1 + total / n) for f, n in counts.items()}
+    return Index(cases, weight)
+
+
+def load_index(folder: Path) -> Index | None:
+    """The index shipped with the signatures (None when there is none, or it cannot be read)."""
+    path = folder / INDEX
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _load(path, (stat.st_mtime_ns, stat.st_size))
+
+
+def nearest(feats: frozenset[str], index: Index | None, shown: int = SHOWN) -> list[Similar]:
+    """The most similar labelled cases, best first, above the minimum similarity."""
+    if index is None or not feats:
+        return []
+    default = max(index.weight.values(), default=1.0)
+    mine = sum(index.weight.get(f, default) for f in feats)
+    scored = []
+    for name, klass, conclusion, source, theirs in index.cases:
+        common = feats & theirs
+        if not common:
+            continue
+        shared = sum(index.weight.get(f, default) for f in common)
+        score = shared / (mine + sum(index.weight.get(f, default) for f in theirs) - shared)
+        if score >= MINIMUM:
+            scored.append(Similar(name, klass, conclusion, source, round(score, 2)))
+    scored.sort(key=lambda s: (-s.score, s.case))
+    return scored[:shown]
