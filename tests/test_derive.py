@@ -153,3 +153,21 @@ def test_derived_facts_on_a_seed() -> None:
     got = triage([str(CORPUS / "seed-003-getdevicekernel-null-gfx906-only-kernel")]).case.flat_facts()
     assert got["gpu_vendor"] == "amd"
     assert got["gfx_arch_real"] == "gfx1151" and got["apu"] == "yes"
+
+
+def test_package_version_from_apt_show() -> None:
+    got = facts("Package: rocm-core\nVersion: 6.4.0.60400-47~22.04\nPriority: optional\nSection: devel\n"
+                "torch 2.5.1+rocm6.2\n")
+    assert got["rocm_version_package"] == "6.4.0"
+    assert sorted(got["rocm_versions"]) == ["6.2", "6.4"]
+
+
+def test_zluda_is_an_amd_gpu_although_its_lines_name_nvcuda() -> None:
+    text = ("C:\\ZLUDA\\nvcuda.dll loaded\n"
+            "The procedure entry point hipGraphCreate could not be located in the dynamic link library C:\\ZLUDA\\nvcuda.dll.\n")
+    assert facts(text)["gpu_vendor"] == "amd"
+
+
+def test_kernel_version_from_the_dmesg_banner() -> None:
+    line = "[    0.000000] Linux version 5.15.0-133-generic (buildd@lcy02-amd64-001) (gcc 11.4.0) #143-Ubuntu SMP\n"
+    assert facts(line)["kernel"] == "5.15.0-133-generic"

@@ -25,7 +25,7 @@ _PRIMARY = re.compile(r"\b(?:GPU 0|device 0|HIP device 0)\b|^\s*Name:\s*gfx|\bar
 
 _OS_LABEL = re.compile(r"(?:^|[\s*•|-])(?:\*\*)?OS(?: / kernel)?(?:\*\*)?\s*[:\t]\s*(?:\*\*)?\s*(?P<v>[^,(\n]+?)\s*(?:[,(]|$)")
 _WINDOWS_NAME = re.compile(r"\bWindows (?:1[01]|Server \d{4})(?:[ -](?:64-bit|Pro|Home|\d{2}H\d))*", re.I)
-_KERNEL = re.compile(r"\b(?:kernel|Linux)[ :]+(?P<v>\d+\.\d+(?:\.\d+)?(?:-[\w.]+)*)")
+_KERNEL = re.compile(r"\b(?:kernel|Linux)(?: version)?[ :]+(?P<v>\d+\.\d+(?:\.\d+)?(?:-[\w.]+)*)")
 _DRIVER = re.compile(r"\b(?:amdgpu(?: driver)?|Driver(?: version)?)\s*[:\s]\s*`?(?P<v>\d+\.\d+(?:\.\d+)*)", re.I)
 _ROCM = re.compile(r"\b(?:System )?ROCm(?: version)?\s*[:\t ]\s*(?P<v>\d+\.\d+(?:\.\d+)?)\b", re.I)
 _ROCM_PATH = re.compile(r"(?<![\w/.-])(?P<p>/opt/rocm(?:-\d+\.\d+(?:\.\d+)?)?)(?=[/\s\"'`),:;]|$)")

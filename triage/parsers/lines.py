@@ -38,6 +38,9 @@ _STOPWORDS = frozenset(
 _MACHINE_MARK = re.compile(
     r"^\s*[\w.\[\]-]+:\s|^\W*[\w.]+ (?:error|warning)\s*:|\b(?:hip|hsa|cuda)Error[A-Z]\w*|HSA_STATUS_\w+"
     r"|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}="
+    # Windows' loader speaks in sentences: "The procedure entry point X could not be located in the dynamic link library"
+    r"|The code execution cannot proceed because|The procedure entry point|could not be located in the dynamic link"
+    r"|The specified (?:module|procedure) could not be found|\[WinError \d+\]|\(0x0*7[EF]\)"
 )
 _LABEL = re.compile(r"^\W{0,4}(?:[A-Za-z][\w.()/-]*\s?){1,5}:\s")
 _ENV_LABEL = re.compile(r"(?i)\b(?:GPU|CPU|OS|ROCm|HIP|driver|kernel|version|arch|device|runtime|component|system"

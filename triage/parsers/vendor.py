@@ -17,12 +17,14 @@ from triage.parsers.lines import Needles, is_sentence, readable
 _AMD_STRONG = re.compile(
     r"\bgfx\d{3,4}\b|\bgfx9\d[ac]\b|\bRadeon\b|\bInstinct\b|libamdhip64|amdhip64|\bROCm\b|/opt/rocm|\bhipError\w+"
     r"|HSA_STATUS_\w+|\bamdgpu\b|librocblas|rocBLAS|hipBLASLt|MIOpen|AMD_LOG_LEVEL|HSA_OVERRIDE_GFX_VERSION")
+# ZLUDA runs CUDA programs on AMD GPUs through a stand-in nvcuda.dll: its lines name NVIDIA's files on an AMD GPU.
+_ZLUDA = re.compile(r"zluda", re.IGNORECASE)
 _AMD_WEAK = re.compile(r"\bhip[A-Z]\w+\(|\bHIP\b|\bhsa_\w+|\bkfd\b|/dev/kfd")
 _NVIDIA_STRONG = re.compile(
     r"\bNVIDIA\b|\bGeForce\b|\bQuadro\b|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b|libcuda\.so|nvcuda\.dll|nvidia-smi"
     r"|\bcuDNN\b|libcudart|cudart64|CUDA driver version|NVRTC|\bsm_\d{2,3}\b")
 
-_NEEDLES = Needles(_AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG)
+_NEEDLES = Needles(_AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG, _ZLUDA)
 STRONG, WEAK = 3, 1
 
 
@@ -34,8 +36,9 @@ def parse(artifact: Artifact, case: Case) -> None:
         where = Where(artifact.name, index + 1)
         if case.kind_of(where) is None and is_sentence(text):
             continue
-        amd = STRONG if _AMD_STRONG.search(text) else WEAK if _AMD_WEAK.search(text) else 0
-        nvidia = STRONG if _NVIDIA_STRONG.search(text) else 0
+        zluda = _ZLUDA.search(text) is not None
+        amd = STRONG if zluda or _AMD_STRONG.search(text) else WEAK if _AMD_WEAK.search(text) else 0
+        nvidia = STRONG if _NVIDIA_STRONG.search(text) and not zluda else 0
         if amd and not nvidia:
             case.add_fact("vendor_vote", "amd", where, text.strip(), amd)
         elif nvidia and not amd:

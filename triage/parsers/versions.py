@@ -26,9 +26,12 @@ _PATH = re.compile(r"(?<![\w.-])/opt/rocm-(?P<v>\d+\.\d+(?:\.\d+)?)(?=[/\s\"'`),
 _PACKAGE = re.compile(
     r"(?<![\w-])(?:rocm-core|rocm-hip-runtime|rocm-hip-sdk|rocm-libs|rocm-dev|rocm-language-runtime|hip-runtime-amd"
     r"|rocm-opencl-runtime|rocm-hip-libraries)(?:/\S+)?(?:[ \t]+|-)(?:\d+:)?(?P<v>\d+\.\d+\.\d+)")
+# `apt show rocm-core` / `dpkg -s`: "Package: rocm-core" and, a few lines on, "Version: 6.4.0.60400-47~22.04".
+_PACKAGE_NAME = re.compile(r"^Package:\s*(?:rocm-core|rocm-hip-runtime|hip-runtime-amd|rocm-libs|rocm-dev|rocm-hip-sdk)\s*$")
+_PACKAGE_VERSION = re.compile(r"^Version:\s*(?:\d+:)?(?P<v>\d+\.\d+\.\d+)")
 _LIBRARY = re.compile(r"\bamdhip64_(?P<d>\d+)\.dll\b|\blibamdhip64\.so\.(?P<s>\d+)\b", re.IGNORECASE)
 
-_NEEDLES = Needles(_WHEEL, _RUNTIME, _PATH, _PACKAGE, _LIBRARY)
+_NEEDLES = Needles(_WHEEL, _RUNTIME, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION)
 
 # What each kind of mention says of the process, for derive/versions.py.
 KINDS = {"wheel": "rocm_version_wheel", "runtime": "hip_version_runtime", "path": "rocm_version_path",
@@ -36,6 +39,7 @@ KINDS = {"wheel": "rocm_version_wheel", "runtime": "hip_version_runtime", "path"
 
 
 def parse(artifact: Artifact, case: Case) -> None:
+    package_at = -10  # the line of the last "Package: rocm-..." of an `apt show` / `dpkg -s`
     for index in _NEEDLES.lines(artifact):
         text = artifact.lines[index]
         if not readable(text):
@@ -54,3 +58,8 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.add_fact(KINDS["package"], m["v"], where, quoted, 40)
         for m in _LIBRARY.finditer(text):
             case.add_fact(KINDS["library"], m["d"] or m["s"], where, quoted, 20)
+        if _PACKAGE_NAME.match(text):
+            package_at = index
+        elif index - package_at <= 6 and (m := _PACKAGE_VERSION.match(text)):
+            case.add_fact(KINDS["package"], m["v"], where, quoted, 40)
+            package_at = -10
