@@ -131,6 +131,13 @@ def test_sigsegv_in_a_library_gives_the_same_fault(tmp_path: Path, programs: Pat
     assert r["facts"]["exit_status"] == "139"
     not_collected = {n["item"] for n in r["not_collected"]}
     assert not_collected == set(m["missing"])
+    # ldd lists no GPU library and the runtime, asked to log, wrote nothing: not the GPU stack.
+    assert r["diagnoses"][0]["class"] == "outside-gpu-stack", r["diagnoses"][0]
+    # What the bundle holds is never asked for again.
+    asks = " ".join(r["ask_for"] + r["diagnoses"][0]["ask_for"])
+    assert "AMD_LOG_LEVEL" not in asks and "rocminfo" not in asks
+    if "kernel.log" in files:
+        assert "journalctl" not in asks
     if _kernel_saw_it(files, run["pid"]) or "coredump.txt" in files:
         assert r["fault"]["module"] == "libcrashme.so"
     else:  # neither the kernel log nor a core says where it faulted: the report says what is missing

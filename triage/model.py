@@ -157,7 +157,7 @@ class Finding:
     details: list[str] = field(default_factory=list)
 
 
-LIST_FACTS = frozenset({"gfx_archs", "collect_missing", "rocm_versions"})
+LIST_FACTS = frozenset({"gfx_archs", "collect_missing", "rocm_versions", "ldd_library"})
 
 
 @dataclass

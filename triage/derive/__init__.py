@@ -9,7 +9,7 @@ condition each instead of repeating the reasoning in regexes.
 
 from __future__ import annotations
 
-from triage.derive import gpu, vendor, versions
+from triage.derive import gpu, stack, vendor, versions
 from triage.derive.tables import Tables, load_tables
 from triage.model import Case
 
@@ -21,3 +21,4 @@ def derive(case: Case, tables: Tables) -> None:
     vendor.derive(case)
     versions.derive(case)
     gpu.derive(case, tables)
+    stack.derive(case)

@@ -36,6 +36,12 @@ _MARK = re.compile(r'"format"\s*:\s*"hip-triage-collect"')
 _SIGNAL = re.compile(r"[A-Z][A-Z0-9]{0,11}")
 _KEY = re.compile(r'^\s*("(?:[^"\\]|\\.)*")\s*:')
 MAX_CHARS = 4 << 20
+# The kinds of input each item of a bundle is (the report asks only for kinds a case lacks). The
+# command's own output was captured with AMD_LOG_LEVEL set: it is the runtime's log, whatever it says.
+HOLDS = {"command.txt": ("fault",), "stderr.txt": ("hip-log",), "kernel.log": ("kernel-log",),
+         "coredump.txt": ("stack", "fault"), "core": ("stack", "fault"), "rocminfo.txt": ("environment",),
+         "amd-smi.txt": ("environment",), "rocm-smi.txt": ("environment",), "system.txt": ("environment",),
+         "environment.txt": ("environment",), "ldd.txt": ("environment",), "component/listing.txt": ("listing",)}
 MAX_MISSING = 100
 
 
@@ -81,6 +87,10 @@ def parse(artifact: Artifact, case: Case) -> None:
     missing = data.get("missing")
     if isinstance(missing, dict):
         _missing(missing, artifact, case, blocks.get("missing", 0))
+    collected = data.get("collected")
+    if isinstance(collected, dict):
+        for name in collected:  # what the bundle holds is never asked for again, found in it or not
+            case.inputs.update(HOLDS.get(str(name), ()))
 
 
 def _quote(artifact: Artifact, index: int) -> tuple[Where, str]:
