@@ -79,7 +79,7 @@ def test_one_release_seen_in_many_places_is_one_version() -> None:
 def test_windows_dll_majors_differ() -> None:
     got = facts("C:\\Program Files\\AMD\\ROCm\\6.2\\bin\\amdhip64_6.dll\n"
                 "C:\\Windows\\System32\\amdhip64_7.dll\n")
-    assert sorted(got["rocm_versions"]) == ["6", "7"]
+    assert sorted(got["rocm_versions"]) == ["6.2", "7"]  # the HIP SDK's folder names the release
 
 
 @pytest.mark.parametrize("a, b, same", [("6", "6.2", True), ("6.2", "6.2.41133", True), ("6.2", "6.4", False),
@@ -171,3 +171,22 @@ def test_zluda_is_an_amd_gpu_although_its_lines_name_nvcuda() -> None:
 def test_kernel_version_from_the_dmesg_banner() -> None:
     line = "[    0.000000] Linux version 5.15.0-133-generic (buildd@lcy02-amd64-001) (gcc 11.4.0) #143-Ubuntu SMP\n"
     assert facts(line)["kernel"] == "5.15.0-133-generic"
+
+
+@pytest.mark.parametrize("text, inside", [
+    ("  Marketing Name:          AMD Radeon RX 6700 XT\n"
+     ">>> torch.cuda.get_arch_list()\n['gfx900', 'gfx906', 'gfx908', 'gfx90a', 'gfx1030', 'gfx1100', 'gfx942']\n", "no"),
+    ("export HSA_OVERRIDE_GFX_VERSION=10.3.0\n  Marketing Name:          AMD Radeon RX 6700 XT\n"
+     ">>> torch.cuda.get_arch_list()\n['gfx900', 'gfx906', 'gfx908', 'gfx90a', 'gfx1030', 'gfx1100', 'gfx942']\n", "yes"),
+    ("  Name:                    gfx1151\n$ hipcc --offload-arch=gfx11-generic -c k.hip\n", "yes"),
+    ("  Name:                    gfx1151\ncmake -B build -DAMDGPU_TARGETS=\"gfx1100;gfx1101\" -DGGML_HIP=ON\n", "no"),
+    ('  Name:                    gfx906\nmsg="amdgpu is not supported" gpu=0 gpu_type=gfx906 '
+     'supported_types="[gfx1030 gfx1100 gfx1101 gfx1102 gfx900 gfx940 gfx941 gfx942]"\n', "no"),
+])
+def test_is_the_gpu_among_the_build_targets(text: str, inside: str) -> None:
+    assert facts(text)["arch_in_build_targets"] == inside
+
+
+def test_gcn_1_to_3_are_in_the_table() -> None:
+    got = facts("  Marketing Name:          AMD Radeon R7 370 Series\n")
+    assert (got["gfx_arch_real"], got["gpu_family"]) == ("gfx601", "gcn1")

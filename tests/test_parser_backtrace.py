@@ -144,3 +144,9 @@ def test_gdb_frame_with_no_function_name() -> None:
     frames = case.stacks[0].frames
     assert (frames[0].address, frames[0].symbol, frames[0].module) == (0, None, None)
     assert frames[1].symbol == "main"
+
+
+def test_folly_signal_line() -> None:
+    text = ("*** Signal 11 (SIGSEGV) (0x0) received by PID 4242 (pthread TID 0x7f2b1c5a1000) (linux TID 4243) "
+            "(code: address not mapped to object), stack trace: ***\n")
+    assert parse([artifact(text)]).value("signal") == "SEGV"

@@ -105,3 +105,13 @@ def test_facts_come_from_what_programs_print_not_from_what_users_say() -> None:
     assert facts["env_LD_PRELOAD"] == "/usr/lib/libstdc++.so.6"
     assert facts["env_HSA_OVERRIDE_GFX_VERSION"] == "10.3.0"
     assert "RX 6700 XT" in facts["gpu_product"]
+
+
+def test_wsl_is_linux_and_an_unset_variable_in_ollamas_config_is_no_fact() -> None:
+    facts = parse([artifact("[    0.000000] Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f)\n"
+                            'time=2025-01-01T10:00:00.000Z level=INFO source=routes.go:1 msg="server config" '
+                            'env="map[CUDA_VISIBLE_DEVICES: HIP_VISIBLE_DEVICES: HSA_OVERRIDE_GFX_VERSION:10.3.0 OLLAMA_HOST:]"\n')]
+                   ).flat_facts()
+    assert (facts["os"], facts["wsl"], facts["kernel"]) == ("linux", "yes", "5.15.167.4-microsoft-standard-WSL2")
+    assert facts["env_HSA_OVERRIDE_GFX_VERSION"] == "10.3.0"
+    assert "env_HIP_VISIBLE_DEVICES" not in facts and "env_CUDA_VISIBLE_DEVICES" not in facts

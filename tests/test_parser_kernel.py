@@ -96,3 +96,9 @@ def test_amdgpu_single_lines(line: str, name: str, value: str) -> None:
 def test_a_process_of_pid_0_is_no_process() -> None:
     text = "[  308.334876] [drm:amdgpu_job_timedout [amdgpu]] *ERROR* Process information: process  pid 0 thread  pid 0\n"
     assert "amdgpu_hang_process" not in parse([artifact(text)]).flat_facts()
+
+
+def test_a_segfault_line_with_its_addresses_elided() -> None:
+    case = parse([artifact("kernel: llama-server[123]: segfault at ... ip ... error 4 in libamd_comgr.so.3.0[...]\n")])
+    assert (case.kernel_faults[0].module, case.kernel_faults[0].address) == ("libamd_comgr.so.3.0", None)
+    assert case.fault.module == "libamd_comgr.so.3.0" and case.fault.address is None

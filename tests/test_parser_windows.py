@@ -124,3 +124,14 @@ def test_python_reports_of_a_native_access_violation() -> None:
     assert (case.fault.code, case.fault.address, case.fault.access) == ("0xC0000005", 0, "read")
     text = "Windows fatal exception: access violation\n\nThread 0x0000286c (most recent call first):\n"
     assert parse([artifact(text)]).fault.code == "0xC0000005"
+
+
+def test_pytorch_crash_handler_stack_on_windows() -> None:
+    """PyTorch's Windows crash handler: frame lines "ADDR, module + 0xOFF byte(s)" with the symbol indented below."""
+    path = ZH.parent.parent / "rocm-pytorch-3132-windows-scaled-mm-v2-av-torch-hip-null-call" / "input.txt"
+    case = parse([artifact(path.read_text())])
+    frames = case.stacks[0].frames
+    assert [(f.module, f.offset) for f in frames[:2]] == [("torch_hip.dll", 0), ("torch_hip.dll", 0x25BCDE7)]
+    assert (frames[1].symbol, frames[1].symbol_offset) == ("at::cuda::_scaled_mm_v2", 0x487)
+    assert frames[2].symbol == "at::_ops::_scaled_mm_v2::call"
+    assert case.fault.code == "0xC0000005" and case.fault.module == "torch_hip.dll"

@@ -2,14 +2,14 @@
 
     python3 tools/fit_weights.py [--check] [--folds 5] [--jobs N]
 
-Every (case, candidate signature) pair of the DESIGN part is one example: its inputs are the
-conditions that held, its answer whether the signature's class is right for the case (the
-label, or a class it accepts). The signatures' own test examples join with half the weight
-(a must-match example says its signature is right; a must-not-match one that it is wrong), so
-that conditions no real case exercises keep a sensible weight. The model
-(triage/match/confidence.py) is a logistic regression on the hand-set prior with one L2-
-penalised correction per condition; the penalty is chosen by cross-validation grouped by
-thread. Held-out cases are never read. ``--check`` fits and prints without writing.
+Every DESIGN case the tool answers (its top candidate at or above the threshold) is one example:
+its inputs are the answer's evidence score, its lead over the runner-up and the conditions that
+held; its outcome whether the answer's class is right (the label, or a class it accepts). The
+signatures' own must-match examples join with half the weight, so that conditions no real case
+exercises are not left to chance. The model (triage/match/confidence.py) is a logistic regression
+with the score's logit as an offset and one L2-penalised correction per condition; the penalty is
+chosen by cross-validation grouped by thread. Held-out cases are never read. ``--check`` fits and
+prints without writing.
 """
 
 from __future__ import annotations
@@ -27,21 +27,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from triage.corpus.labels import case_folders, held_out, read_label, read_seen  # noqa: E402
-from triage.match.confidence import Weights, as_yaml, logit, prior  # noqa: E402
+from triage.match.confidence import Weights, as_yaml, features  # noqa: E402
 
 FOLDER = ROOT / "signatures"
 LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 EXAMPLE_WEIGHT = 0.5
-BANDS = ((0.2, 0.45), (0.45, 0.6), (0.6, 0.8), (0.8, 1.01))
+BANDS = ((0.0, 0.45), (0.45, 0.6), (0.6, 0.8), (0.8, 1.01))
 
-Row = tuple[str, str, dict[str, tuple[float, float, bool]], int, float]  # group, signature, held, y, weight
+Row = tuple[str, str, dict[str, tuple[float, float, bool]], float, int, float]  # group, signature, held, runner-up, y, weight
 
 
-def _candidates(paths: list[str], text: str | None = None) -> list[tuple[str, str, dict]]:
-    """(signature id, class, held conditions) of every candidate for the inputs (paths, or a text)."""
+def _answer(paths: list[str], text: str | None = None) -> tuple[str, str, dict, float] | None:
+    """The answer to the inputs (paths, or a text): signature id, class, held conditions, runner-up's
+    score; None when the tool answers unknown."""
     from triage.ingest import read_inputs
     from triage.match import load
-    from triage.match.engine import candidates, held
+    from triage.match.engine import candidates, held, rank
     from triage.model import Artifact
     from triage.pipeline import analyze
 
@@ -51,23 +52,30 @@ def _candidates(paths: list[str], text: str | None = None) -> list[tuple[str, st
     else:
         artifacts, warnings = [Artifact(name="example", text=text, size=len(text))], []
     case = analyze(artifacts, db, FOLDER, warnings).case
-    return [(sig.id, sig.klass, held(sig, hits)) for sig, hits in candidates(case, db)]
+    ranked = rank(candidates(case, db), db.threshold)
+    if not ranked or round(ranked[0][2], 2) < db.threshold:
+        return None
+    sig, hits, _ = ranked[0]
+    return sig.id, sig.klass, held(sig, hits), ranked[1][2] if len(ranked) > 1 else 0.0
 
 
 def _case_rows(folder: str) -> list[Row]:
     label = read_label(Path(folder))
-    return [(label.thread, sig, conds, int(label.right(klass)), 1.0) for sig, klass, conds in _candidates([folder])]
+    answer = _answer([folder])
+    if answer is None:
+        return []
+    sig, klass, conds, runner_up = answer
+    return [(label.thread, sig, conds, runner_up, int(label.right(klass)), 1.0)]
 
 
-def _example_rows(item: tuple[str, str, str, str]) -> list[Row]:
-    sig_id, klass, kind, text = item
-    rows = []
-    for sig, cand_class, conds in _candidates([], text):
-        if kind == "match":
-            rows.append(("examples", sig, conds, int(cand_class == klass), EXAMPLE_WEIGHT))
-        elif sig == sig_id:
-            rows.append(("examples", sig, conds, 0, EXAMPLE_WEIGHT))
-    return rows
+def _example_rows(item: tuple[str, str, str]) -> list[Row]:
+    """A must-match example answered with its signature's class is right; with another class, wrong."""
+    sig_id, klass, text = item
+    answer = _answer([], text)
+    if answer is None:
+        return []
+    sig, cand_class, conds, runner_up = answer
+    return [(f"example:{sig_id}", sig, conds, runner_up, int(cand_class == klass), EXAMPLE_WEIGHT)]
 
 
 def collect(jobs: int | None) -> tuple[list[Row], int]:
@@ -79,42 +87,47 @@ def collect(jobs: int | None) -> tuple[list[Row], int]:
     design = [str(f) for f in case_folders(corpus) if not held_out(read_label(f).source, seen)]
     examples = []
     for sig in load(FOLDER).signatures:
-        for kind in ("match", "no_match"):
-            for example in sig.tests.get(kind) or []:
-                try:
-                    examples.append((sig.id, sig.klass, kind, example_text(example, sig.path)))
-                except ExampleError:
-                    continue
+        for example in sig.tests.get("match") or []:
+            try:
+                examples.append((sig.id, sig.klass, example_text(example, sig.path)))
+            except ExampleError:
+                continue
     with ProcessPoolExecutor(jobs) as pool:
         rows = [r for chunk in pool.map(_case_rows, design, chunksize=4) for r in chunk]
         rows += [r for chunk in pool.map(_example_rows, examples, chunksize=8) for r in chunk]
     return rows, len(design)
 
 
-def design_matrix(rows: list[Row]) -> tuple[np.ndarray, list[tuple[str, str]]]:
-    """Columns: 1, logit(prior), then one per (signature, condition) that held somewhere."""
-    keys = sorted({(sig, c) for _, sig, conds, _, _ in rows for c in conds})
-    column = {k: i + 2 for i, k in enumerate(keys)}
-    x = np.zeros((len(rows), len(keys) + 2))
-    for i, (_, sig, conds, _, _) in enumerate(rows):
-        x[i, 0] = 1.0
-        x[i, 1] = logit(prior(list(conds.values())))
-        for c, (_, factor, _) in conds.items():
-            x[i, column[(sig, c)]] = factor
-    return x, keys
+def design_matrix(rows: list[Row]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The offset (logit of the answer's score) and the columns: the lead over the runner-up, then one
+    per signature (how reliable its answers are) and one per signature/condition that held in some answer."""
+    keys = sorted({sig for _, sig, *_ in rows} | {key for _, sig, conds, runner_up, _, _ in rows
+                                                  for key in features(sig, conds, runner_up)[2]})
+    column = {k: i + 1 for i, k in enumerate(keys)}
+    offset = np.zeros(len(rows))
+    x = np.zeros((len(rows), len(keys) + 1))
+    for i, (_, sig, conds, runner_up, _, _) in enumerate(rows):
+        first, lead, factors = features(sig, conds, runner_up)
+        offset[i], x[i, 0] = first, lead
+        x[i, column[sig]] = 1.0
+        for key, factor in factors.items():
+            x[i, column[key]] = factor
+    return offset, x, keys
 
 
-def fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, lam: float, corrections: bool = True) -> np.ndarray:
-    """Penalised logistic regression by Newton's method; the intercept and slope get a token penalty."""
-    n = x.shape[1] if corrections else 2
+def fit(offset: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray, lam: float, corrections: bool = True) -> np.ndarray:
+    """Penalised logistic regression by Newton's method, the score's logit as an offset. Every weight is
+    pulled to 0 (the score itself) with the penalty ``lam``: a signature or condition moves its answers'
+    confidence only as far as the number of real answers it gave supports; there is no common intercept,
+    which would lift every answer at once by the design part's own success (its signatures were written
+    from it). ``corrections`` False fits the lead only."""
+    n = x.shape[1] if corrections else 1
     x = x[:, :n]
     beta = np.zeros(n)
-    beta[1] = 1.0  # start from the prior itself
     penalty = np.full(n, lam)
-    penalty[:2] = 1e-3
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-np.clip(x @ beta, -40, 40)))
-        grad = x.T @ (w * (p - y)) + penalty * (beta - np.r_[0.0, 1.0, np.zeros(n - 2)])
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-np.clip(offset + x @ beta, -40, 40)))
+        grad = x.T @ (w * (p - y)) + penalty * beta
         hess = (x * (w * p * (1 - p))[:, None]).T @ x + np.diag(penalty)
         step = np.linalg.solve(hess, grad)
         beta -= step
@@ -123,8 +136,8 @@ def fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, lam: float, corrections: bo
     return beta
 
 
-def predict(x: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-np.clip(x[:, :len(beta)] @ beta, -40, 40)))
+def predict(offset: np.ndarray, x: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-np.clip(offset + x[:, :len(beta)] @ beta, -40, 40)))
 
 
 def log_loss(p: np.ndarray, y: np.ndarray) -> float:
@@ -132,23 +145,26 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def cross_validate(x: np.ndarray, y: np.ndarray, w: np.ndarray, groups: list[str], folds: int) -> dict:
+def cross_validate(offset: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray, groups: list[str],
+                   folds: int) -> dict:
     """Out-of-fold predictions on the corpus rows, per model; examples always train, never validate."""
-    threads = sorted({g for g in groups if g != "examples"})
+    threads = sorted({g for g in groups if not g.startswith("example:")})
     fold_of = {t: int(hashlib.sha256(t.encode()).hexdigest(), 16) % folds for t in threads}
-    corpus = np.array([g != "examples" for g in groups])
-    models = {"prior": None, "calibrated prior": ("calib", 0.0)} | {f"fitted, lambda {lam}": ("full", lam) for lam in LAMBDAS}
+    corpus = np.array([not g.startswith("example:") for g in groups])
+    models = {"score": None, "score and lead": ("calib", 0.0)} | {
+        f"fitted, lambda {lam}": ("full", lam) for lam in LAMBDAS}
     out: dict[str, np.ndarray] = {name: np.zeros(len(y)) for name in models}
     for k in range(folds):
-        valid = np.array([g != "examples" and fold_of[g] == k for g in groups])
+        valid = np.array([not g.startswith("example:") and fold_of[g] == k for g in groups])
         train = ~valid
         for name, spec in models.items():
             if spec is None:
-                out[name][valid] = predict(x[valid], np.array([0.0, 1.0]))
+                out[name][valid] = predict(offset[valid], x[valid], np.zeros(0))
             else:
                 kind, lam = spec
-                beta = fit(x[train], y[train], w[train], lam if kind == "full" else 1.0, corrections=kind == "full")
-                out[name][valid] = predict(x[valid], beta)
+                beta = fit(offset[train], x[train], y[train], w[train], lam if kind == "full" else 1.0,
+                           corrections=kind == "full")
+                out[name][valid] = predict(offset[valid], x[valid], beta)
     return {name: (log_loss(p[corpus], y[corpus]), p[corpus]) for name, p in out.items()}
 
 
@@ -168,31 +184,31 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=None)
     args = parser.parse_args()
     rows, cases = collect(args.jobs)
-    x, keys = design_matrix(rows)
-    y = np.array([r[3] for r in rows], dtype=float)
-    w = np.array([r[4] for r in rows])
+    offset, x, keys = design_matrix(rows)
+    y = np.array([r[4] for r in rows], dtype=float)
+    w = np.array([r[5] for r in rows])
     groups = [r[0] for r in rows]
-    print(f"{cases} design cases, {sum(g != 'examples' for g in groups)} candidates from them, "
-          f"{sum(g == 'examples' for g in groups)} from signature examples; {len(keys)} conditions seen")
-    results = cross_validate(x, y, w, groups, args.folds)
-    corpus_y = y[np.array([g != "examples" for g in groups])]
-    print(f"\ncross-validated on the design cases ({args.folds} folds by thread): log loss, then calibration")
+    examples = sum(g.startswith("example:") for g in groups)
+    print(f"{cases} design cases, {len(groups) - examples} of them answered, {examples} answered signature examples; "
+          f"{len(keys)} conditions seen")
+    results = cross_validate(offset, x, y, w, groups, args.folds)
+    corpus_y = y[np.array([not g.startswith("example:") for g in groups])]
+    print(f"\ncross-validated on the answered design cases ({args.folds} folds by thread): log loss, then calibration")
     for name, (loss, p) in results.items():
         print(f"  {name:<24} {loss:.4f}   {bands(p, corpus_y)}")
     fitted = {name: loss for name, (loss, _) in results.items() if name.startswith("fitted")}
     best = min(fitted, key=fitted.get)
     lam = float(best.rsplit(" ", 1)[1])
-    beta = fit(x, y, w, lam)
+    beta = fit(offset, x, y, w, lam)
     deltas: dict[str, dict[str, float]] = defaultdict(dict)
-    for (sig, cond), value in zip(keys, beta[2:]):
-        deltas[sig][cond] = float(value)
-    weights = Weights(float(beta[0]), float(beta[1]), dict(deltas), True)
-    about = {"fitted_on": {"design_cases": cases, "candidates": int(sum(g != "examples" for g in groups)),
-                           "example_candidates": int(sum(g == "examples" for g in groups))},
+    for key, value in zip(keys, beta[1:]):
+        sig, _, cond = key.partition("/")
+        deltas[sig][cond or "*"] = float(value)  # "*": the signature's own weight
+    weights = Weights(0.0, float(beta[0]), dict(deltas), True)
+    about = {"fitted_on": {"design_cases": cases, "answered": len(groups) - examples, "examples": examples},
              "lambda": lam,
              "cross_validated_log_loss": {name: round(loss, 4) for name, (loss, _) in results.items()}}
-    print(f"\nchosen: lambda {lam}; intercept {beta[0]:.3f}, slope {beta[1]:.3f}; "
-          f"{sum(abs(b) >= 0.005 for b in beta[2:])} conditions corrected")
+    print(f"\nchosen: lambda {lam}; lead {beta[0]:.3f}; {sum(abs(b) >= 0.005 for b in beta[1:])} weights moved from 0")
     if not args.check:
         (FOLDER / "_weights.yaml").write_text(as_yaml(weights, about), encoding="utf-8")
         print(f"wrote {FOLDER / '_weights.yaml'}")

@@ -157,7 +157,7 @@ class Finding:
     details: list[str] = field(default_factory=list)
 
 
-LIST_FACTS = frozenset({"gfx_archs", "collect_missing", "rocm_versions", "ldd_library"})
+LIST_FACTS = frozenset({"gfx_archs", "collect_missing", "rocm_versions", "ldd_library", "build_targets"})
 
 
 @dataclass
@@ -252,7 +252,7 @@ class Diagnosis:
     id: str
     klass: str
     title: str
-    confidence: float
+    confidence: float  # how likely it is right, fitted on labelled cases (match/confidence.py)
     root_cause: str
     workarounds: list[Workaround] = field(default_factory=list)
     fix: str = field(default_factory=str)  # no class attribute, so that a pending fix reaches __getattr__
@@ -264,6 +264,7 @@ class Diagnosis:
     references: list[str] = field(default_factory=list)
     status: str = "stable"
     captures: dict[str, str] = field(default_factory=dict)
+    score: float = 0.0  # the hand-set evidence score: ranks candidates, and decides whether any is sure enough
 
     @classmethod
     def pending(cls, texts: dict[str, Callable[[], Any]], **known: Any) -> Diagnosis:

@@ -28,6 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 ARCHS = ("gfx1201", "gfx1200", "gfx1100", "gfx1101", "gfx1102", "gfx1030", "gfx1151", "gfx90a", "gfx942", "gfx906")
 ROCM = ("6.2.4", "6.3.3", "6.4.1", "7.0.2", "7.1.1", "7.2.3")
+# A planted unknown crash runs on a GPU its ROCm release supports (signatures/tables/rocm-support.yaml):
+# an unsupported pair would be a known failure, not an unknown one.
+SUPPORTED = (("gfx1201", "7.0.2"), ("gfx1200", "7.1.1"), ("gfx1100", "6.4.1"), ("gfx1101", "7.2.3"),
+             ("gfx1030", "6.3.3"), ("gfx1151", "7.1.1"), ("gfx90a", "6.2.4"), ("gfx942", "7.0.2"))
 USERS = ("alice", "bob", "chen", "dmitri", "emma", "farid", "gita", "hugo")
 
 _ADDRESS = re.compile(r"0x0*7[fF][0-9a-fA-F]{8,12}\b")
@@ -156,8 +160,8 @@ class Generator:
         lines = [re.sub(r"\{(\w)\}", lambda m: {"n": str(rng.randint(1, 99999)), "u": user,
                                                    "x": f"0x{rng.randrange(16 ** 12):012x}"}[m.group(1)], line)
                  for line in FAMILIES[name]]
-        return {"app.log": "\n".join(lines) + "\n",
-                "environment.txt": f"GPU: AMD Radeon ({rng.choice(ARCHS)})\nROCm {rng.choice(ROCM)}\n"}
+        arch, rocm = rng.choice(SUPPORTED)
+        return {"app.log": "\n".join(lines) + "\n", "environment.txt": f"GPU: AMD Radeon ({arch})\nROCm {rocm}\n"}
 
     def case(self) -> tuple[dict[str, str], str]:
         """The files of one case, and what it came from."""

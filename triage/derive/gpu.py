@@ -30,6 +30,18 @@ def _add(case: Case, name: str, value: str, fact: Fact, score: int = 50) -> None
     case.add_fact(name, value, fact.where, fact.text, score)
 
 
+def _build_targets(case: Case, tables: Tables, arch: str) -> None:
+    """Whether the code was built for the architecture the runtime looks for (the override's, if any):
+    the processor itself, any feature variant of it, or a generic target that covers it."""
+    targets = case.facts.get("build_targets")
+    if not targets:
+        return
+    covering = {arch} | {g for g, members in tables.generic.items() if arch in members}
+    hit = next((f for f in targets if f.value.split(":")[0] in covering), None)
+    fact = hit or targets[0]
+    _add(case, "arch_in_build_targets", "yes" if hit else "no", fact, 60)
+
+
 def derive(case: Case, tables: Tables) -> None:
     reported = case.fact("gfx_arch")
     if reported and reported.score < MENTIONED:  # a gfx name in passing is not the GPU of this case
@@ -54,6 +66,7 @@ def derive(case: Case, tables: Tables) -> None:
         return
     arch, source = real
     _add(case, "gfx_arch_real", arch, source, 60)
+    _build_targets(case, tables, overriding or arch)
     info = tables.arch(arch)
     if info is None:
         return

@@ -43,14 +43,16 @@ class Lines:
         # per group, when first asked: pattern -> (artifact, line index) of each candidate line, in input order
         self._candidates: list[dict[int, list[tuple[Artifact, int]]] | None] = [None] * len(prefilters.groups)
 
-    def _read(self, scanner: LineScanner, places: Sequence[tuple[int, int]]) -> None:
-        """Scan every artifact; pattern ``i`` of the scanner is pattern ``places[i]`` of its group."""
+    def _read(self, scanner: LineScanner, places: Sequence[tuple[int, int]], groups: set[int]) -> None:
+        """Scan every artifact; pattern ``i`` of the scanner is pattern ``places[i]`` of its group. Only the
+        given groups take what was found (a group read before keeps its lines, not a second copy of them)."""
         for artifact in self.case.artifacts:
             if artifact.lines:
                 for index, lines in enumerate(scanner.scan(artifact.lines, artifact.text)):
                     if lines:
                         group, pattern = places[index]
-                        self._candidates[group].setdefault(pattern, []).extend(zip(repeat(artifact), lines))  # type: ignore[union-attr]
+                        if group in groups:
+                            self._candidates[group].setdefault(pattern, []).extend(zip(repeat(artifact), lines))  # type: ignore[union-attr]
 
     def _group(self, group: int) -> dict[int, list[tuple[Artifact, int]]]:
         """A group's candidates, pattern -> lines (its scanner reads every artifact the first time)."""
@@ -58,7 +60,7 @@ class Lines:
         if found is None:
             found = self._candidates[group] = {}
             scanner = self._prefilters.groups[group]
-            self._read(scanner, [(group, i) for i in range(len(scanner.patterns))])
+            self._read(scanner, [(group, i) for i in range(len(scanner.patterns))], {group})
         return found
 
     def candidates(self, scan: tuple[int, int]) -> list[tuple[Artifact, int]]:
@@ -72,7 +74,7 @@ class Lines:
         for group in unread:
             self._candidates[group] = {}
         if unread:
-            self._read(self._prefilters.together, self._prefilters.places)
+            self._read(self._prefilters.together, self._prefilters.places, set(unread))
 
     def anchored(self) -> set[int]:
         """The patterns of the anchors' group (the first) with a candidate line."""

@@ -6,8 +6,12 @@ A signature that matched nothing is not a candidate: it takes one of its anchor 
 (strength at least the database's ``anchor_strength``, not weak evidence) to make one. The
 confidence of a candidate comes from the conditions that held (match/confidence.py: the
 hand-set strengths as a prior, weights fitted on real cases on top); a line a person wrote in
-prose counts half. Below the database threshold the answer is ``unknown`` with what to send
-next; a class-level fallback ranks below any specific signature that reaches the threshold.
+prose counts half. Two numbers come of it: the ``score`` from the hand-set strengths alone,
+which ranks the candidates and decides whether any is sure enough (below the database
+threshold the answer is ``unknown`` with what to send next; a class-level fallback ranks below
+any specific signature that reaches it), so that each signature's own examples pin its
+behaviour; and the ``confidence`` a report shows, the probability that such a diagnosis is
+right, fitted on the labelled real cases.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from jinja2 import FileSystemBytecodeCache, FunctionLoader, Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from triage.match.conditions import Hit, Lines, evaluate
-from triage.match.confidence import confidence
+from triage.match.confidence import confidence, score
 from triage.match.database import Database, Signature
 from triage.model import Case, Diagnosis, Evidence, Workaround
 from triage.resources import cache_dir
@@ -110,6 +114,7 @@ def _diagnose(sig: Signature, hits: dict[str, Hit], case: Case, db: Database, ba
     missing = [f"{c.description or c.id}" + ("" if c.input in case.inputs or c.input == "text" else f" (no {c.input} input)")
                for c in sig.conditions if c.id not in hits and not c.against]
     asks = _asked(sig.ask_for, case, db)
+    conditions = held(sig, hits)
     return Diagnosis.pending(
         {
             "title": lambda: render(sig.title, context),
@@ -120,7 +125,8 @@ def _diagnose(sig: Signature, hits: dict[str, Hit], case: Case, db: Database, ba
         },
         id=sig.id,
         klass=sig.klass,
-        confidence=round(confidence(db.weights, sig.id, held(sig, hits)), 2),
+        confidence=round(score(conditions), 2),  # the answer's is fitted in match()
+        score=round(score(conditions), 2),
         evidence=_dedupe(evidence),
         matched=[c.description or c.id for c in sig.conditions if c.id in hits and not c.against],
         against=[c.description or c.id for c in sig.conditions if c.id in hits and c.against],
@@ -186,15 +192,25 @@ def candidates(case: Case, db: Database) -> list[tuple[Signature, dict[str, Hit]
     return found
 
 
+def rank(found: list[tuple[Signature, dict[str, Hit]]], threshold: float) -> list[tuple[Signature, dict[str, Hit], float]]:
+    """Candidates best first, with their scores: a specific signature at or above the threshold
+    outranks every class-level fallback; then by score, priority, id."""
+    scored = [(sig, hits, score(held(sig, hits))) for sig, hits in found]
+    scored.sort(key=lambda c: (c[0].fallback or round(c[2], 2) < threshold, -round(c[2], 2), -c[0].priority, c[0].id))
+    return scored
+
+
 def match(case: Case, db: Database) -> list[Diagnosis]:
     """All candidate diagnoses, best first; ``unknown`` first when none is confident enough."""
     base = _context(case)
-    ranked = [(_diagnose(sig, hits, case, db, base), sig) for sig, hits in candidates(case, db)]
-    # A specific signature that reaches the threshold outranks every class-level fallback.
-    ranked.sort(key=lambda d: (d[1].fallback or d[0].confidence < db.threshold, -d[0].confidence, -d[1].priority, d[0].id))
-    diagnoses = [d for d, _ in ranked]
-    if not diagnoses or diagnoses[0].confidence < db.threshold:
+    ranked = rank(candidates(case, db), db.threshold)
+    diagnoses = [_diagnose(sig, hits, case, db, base) for sig, hits, _ in ranked]
+    if not diagnoses or diagnoses[0].score < db.threshold:
         diagnoses.insert(0, _unknown(case, db, base, diagnoses))
+    else:
+        sig, hits, _ = ranked[0]
+        runner_up = ranked[1][2] if len(ranked) > 1 else 0.0
+        diagnoses[0].confidence = round(confidence(db.weights, sig.id, held(sig, hits), runner_up), 2)
     return diagnoses
 
 

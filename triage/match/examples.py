@@ -1,7 +1,7 @@
 """Run the examples each signature carries (``tests: match / no_match``), like Semgrep's rule tests.
 
 A must-match example passes when its signature is the top diagnosis (the whole database
-runs, so a signature that steals another's case fails), at or above the database threshold,
+runs, so a signature that steals another's case fails), its evidence score at or above the database threshold,
 with every expected capture; a must-not-match example passes when its signature stays below
 the threshold.
 """
@@ -53,11 +53,11 @@ def run_examples(db: Database, folder: Path) -> list[Outcome]:
                     continue
                 result = analyze([Artifact(name=f"{sig.id}#{kind}{number}", text=text, size=len(text))], db, folder)
                 mine = next((d for d in result.diagnoses if d.id == sig.id), None)
-                confidence = mine.confidence if mine else 0.0
+                confidence = mine.score if mine else 0.0  # the decision rests on the evidence score
                 if kind == "match":
                     top = result.top
                     if top.id != sig.id:
-                        reason = f"the top diagnosis is {top.id} ({top.confidence}), not this signature ({confidence})"
+                        reason = f"the top diagnosis is {top.id} ({top.score}), not this signature ({confidence})"
                     else:
                         reason = "" if confidence >= db.threshold else f"confidence {confidence} below {db.threshold}"
                     for key, want in (example.get("captures") or {}).items():

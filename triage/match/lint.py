@@ -118,10 +118,10 @@ def check_ties(db: Database, folder: Path) -> list[str]:
                 continue
             result = analyze([Artifact(name="example", text=text, size=len(text))], db, folder)
             ranked = [d for d in result.diagnoses if d.klass != "unknown"]
-            if len(ranked) >= 2 and ranked[0].confidence == ranked[1].confidence \
+            if len(ranked) >= 2 and ranked[0].score == ranked[1].score \
                     and priority[ranked[0].id] == priority[ranked[1].id]:
                 problems.append(f"{sig.id} example {number}: {ranked[0].id} and {ranked[1].id} tie at "
-                                f"{ranked[0].confidence} with the same priority")
+                                f"{ranked[0].score} with the same priority")
     return problems
 
 

@@ -51,7 +51,7 @@ def features(case: Case, diagnoses: list[Diagnosis]) -> frozenset[str]:
         shape = template(line)
         out.add(f"t:{shape.lower()}")
         out.update(f"w:{w.lower()}" for w in _WORD.findall(shape))
-    out.update(f"s:{d.id}" for d in diagnoses if d.klass != "unknown" and d.confidence >= 0.2)
+    out.update(f"s:{d.id}" for d in diagnoses if d.klass != "unknown" and d.score >= 0.2)
     top = diagnoses[0] if diagnoses else None
     if top is not None and top.klass != "unknown":
         out.add(f"c:{top.klass}")

@@ -33,6 +33,8 @@ _THREAD = re.compile(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+) \(")
 
 _SIGNAL = re.compile(r"\bSignal:\s*(?P<n>\d+)\s*\((?P<name>[A-Z]+)\)(?:.*?si_code:\s*(?P<code>[A-Z_0-9]+))?")
 _SI_CODE = re.compile(r"\bsi_code\s*[:=]\s*(?P<code>[A-Z]+_[A-Z]+|\d+)")
+# folly / glog: "*** Signal 11 (SIGSEGV) (0x0) received by PID 4242 (pthread TID ...) ... stack trace: ***"
+_FOLLY_SIGNAL = re.compile(r"\*\*\* (?:Signal \d+ \(SIG(?P<name>[A-Z]+)\)|SIG(?P<alt>[A-Z]+) \(@0x[0-9a-f]+\)) .*received by PID")
 _GDB_SIGNAL = re.compile(r"(?:terminated with|received) signal SIG(?P<name>[A-Z]+)")
 _SHELL_SIGNAL = re.compile(r"^(?:.*:\s)?(?P<msg>Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$")
 _SHELL_NAMES = {"Segmentation fault": "SEGV", "Aborted": "ABRT", "Bus error": "BUS",
@@ -48,7 +50,7 @@ _CONTINUATION = re.compile(r"^\s{2,}(?:from\s+\S+|at\s+\S+:\d+|[\w<>@.]+=\S.*|<o
 _STOP = re.compile(r"^(?P<rest>0x[0-9a-fA-F]+ in \S.*|[A-Za-z_][\w:~<>]* \(.*)$")
 _CURRENT_INSN = re.compile(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
 # A line none of the patterns above matches says nothing here.
-_NEEDLES = Needles(_FRAME, _THREAD, _SIGNAL, _SI_CODE, _GDB_SIGNAL, _SHELL_SIGNAL, _EXECUTABLE, _REGISTER, _CURRENT_INSN,
+_NEEDLES = Needles(_FRAME, _THREAD, _SIGNAL, _SI_CODE, _GDB_SIGNAL, _FOLLY_SIGNAL, _SHELL_SIGNAL, _EXECUTABLE, _REGISTER, _CURRENT_INSN,
                    _CONTINUATION, _STOP)
 
 
@@ -179,6 +181,9 @@ def _signal_lines(text: str, where: Where, case: Case) -> None:
         case.claim(where, "signal", "fault")
     elif m := _GDB_SIGNAL.search(text):
         case.add_fact("signal", m["name"], where, text, 90)
+        case.claim(where, "signal", "fault")
+    elif m := _FOLLY_SIGNAL.search(text):
+        case.add_fact("signal", m["name"] or m["alt"], where, text, 80)
         case.claim(where, "signal", "fault")
     elif m := _SHELL_SIGNAL.match(text):
         case.add_fact("signal", _SHELL_NAMES[m["msg"]], where, text, 50)

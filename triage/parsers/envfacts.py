@@ -18,14 +18,17 @@ from triage.parsers.lines import Needles, is_sentence, readable
 
 GFX = re.compile(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
 _GENERIC = re.compile(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
-_TARGET_LIST = re.compile(r"gfx\w+\s*[;,]\s*gfx\w+\s*[;,]\s*gfx|offload-arch|AMDGPU_TARGETS|^\s*\d+\s+hip")
+_TARGET_LIST = re.compile(r"gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx|offload-arch|AMDGPU_TARGETS"
+                          r"|GPU_TARGETS|^\s*\d+\s+hip|supported types", re.I)
+# ollama's own record of the GPU it uses: "inference compute ... compute=gfx1100", "amdgpu is supported gpu_type=gfx1030".
+_GPU_IN_USE = re.compile(r"\b(?:gpu_type|compute)=(?P<g>gfx[0-9a-f]{3,4})\b")
 _SECONDARY = re.compile(r"\b(?:second|other|integrated|iGPU|APU|device 1|GPU 1|not used)\b", re.I)
 _GPU_LABEL = re.compile(r"(?:^|[\s*•|-])(?:\*\*)?(?:GPU|Graphics(?: card)?|Marketing Name)(?:\*\*)?\s*(?:0\s*)?[:\t]\s*(?:\*\*)?\s*(?P<name>[^(\n,]*[A-Za-z0-9][^(\n,]*)", re.I)
 _PRIMARY = re.compile(r"\b(?:GPU 0|device 0|HIP device 0)\b|^\s*Name:\s*gfx|\barch gfx", re.I)
 
 _OS_LABEL = re.compile(r"(?:^|[\s*•|-])(?:\*\*)?OS(?: / kernel)?(?:\*\*)?\s*[:\t]\s*(?:\*\*)?\s*(?P<v>[^,(\n]+?)\s*(?:[,(]|$)")
 _WINDOWS_NAME = re.compile(r"\bWindows (?:1[01]|Server \d{4})(?:[ -](?:64-bit|Pro|Home|\d{2}H\d))*", re.I)
-_KERNEL = re.compile(r"\b(?:kernel|Linux)(?: version)?[ :]+(?P<v>\d+\.\d+(?:\.\d+)?(?:-[\w.]+)*)")
+_KERNEL = re.compile(r"\b(?:kernel|Linux)(?: version)?[ :]+(?P<v>\d+\.\d+(?:\.\d+)*(?:-[\w.]+)*)")
 _DRIVER = re.compile(r"\b(?:amdgpu(?: driver)?|Driver(?: version)?)\s*[:\s]\s*`?(?P<v>\d+\.\d+(?:\.\d+)*)", re.I)
 _ROCM = re.compile(r"\b(?:System )?ROCm(?: version)?\s*[:\t ]\s*(?P<v>\d+\.\d+(?:\.\d+)?)\b", re.I)
 _ROCM_PATH = re.compile(r"(?<![\w/.-])(?P<p>/opt/rocm(?:-\d+\.\d+(?:\.\d+)?)?)(?=[/\s\"'`),:;]|$)")
@@ -35,12 +38,16 @@ _SYSTEM = re.compile(r"/opt/rocm|/usr/lib|\bsystem\b|System32", re.I)
 _HIP_RUNTIME_PATH = re.compile(r"(?P<p>(?:[A-Za-z]:\\|/|\./)[^\s\"'`]*?(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*))")
 _ENV_ASSIGN = re.compile(
     r"\b(?P<k>LD_LIBRARY_PATH|LD_PRELOAD|HSA_OVERRIDE_GFX_VERSION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
-    r"|CUDA_VISIBLE_DEVICES|HIP_DEVICE_LIB_PATH|ROCM_PATH|HIP_PATH)(?:=|:[ \t]?)(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`]*)"
+    r"|CUDA_VISIBLE_DEVICES|HIP_DEVICE_LIB_PATH|ROCM_PATH|HIP_PATH|HSA_ENABLE_DXG_DETECTION|GPU_DEVICE_ORDINAL"
+    r"|HSA_ENABLE_SDMA|HIP_LAUNCH_BLOCKING|AMD_SERIALIZE_KERNEL)(?:=|:[ \t]?)(?![A-Z][A-Z0-9_]*:)"  # not the next key
+    r"(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`]*)"
 )
 # A GPU product named anywhere (derive/gpu.py maps it to its architecture with tables/gpus.yaml).
 _PRODUCT = re.compile(r"\bRadeon\b|\bInstinct\b|\bMI\d{2,3}[AX]?\b|\bRyzen AI\b|\bSteam Deck\b|\bBC-250\b", re.I)
 _LINUX_HINT = re.compile(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|Ubuntu|Debian|Fedora|Arch|NixOS", re.I)
-_WINDOWS_HINT = re.compile(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b|\bWSL\b", re.I)
+_WINDOWS_HINT = re.compile(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b", re.I)
+# WSL runs Linux programs (ROCm's Linux libraries) on a Windows host: the OS of the process is Linux.
+_WSL = re.compile(r"\bWSL2?\b|microsoft-standard-WSL|/dev/dxg|HSA_ENABLE_DXG_DETECTION|/usr/lib/wsl/", re.I)
 
 
 def _gfx_score(text: str, where: Where, case: Case) -> int:
@@ -65,6 +72,10 @@ def parse(artifact: Artifact, case: Case) -> None:
 
 
 def _gpu(text: str, where: Where, case: Case) -> None:
+    if m := _GPU_IN_USE.search(text):
+        case.add_fact("gfx_arch", m["g"], where, text.strip(), 60)
+        case.add_fact("gfx_archs", m["g"], where, text.strip(), 60)
+        return
     if "gfx" in text and not _TARGET_LIST.search(text):
         score = _gfx_score(text, where, case)
         secondary = _SECONDARY.search(text) is not None
@@ -95,6 +106,9 @@ def _os_hints(text: str, where: Where, case: Case) -> None:
         case.add_fact("os", "windows", where, text.strip(), 5)
     if _LINUX_HINT.search(text):
         case.add_fact("os", "linux", where, text.strip(), 5)
+    if _WSL.search(text):
+        case.add_fact("wsl", "yes", where, text.strip(), 30)
+        case.add_fact("os", "linux", where, text.strip(), 10)
 
 
 def _versions(text: str, where: Where, case: Case) -> None:
@@ -122,14 +136,17 @@ def _product(text: str, where: Where, case: Case) -> None:
 
 def _environment(text: str, where: Where, case: Case) -> None:
     for m in _ENV_ASSIGN.finditer(text):
-        case.add_fact(f"env_{m['k']}", m["v"].strip("\"'"), where, text.strip(), 20)
+        value = m["v"].strip("\"'")
+        if not value:  # "HIP_VISIBLE_DEVICES: OLLAMA_HOST:..." in ollama's config: unset
+            continue
+        case.add_fact(f"env_{m['k']}", value, where, text.strip(), 20)
 
 
 # Each family of facts reads only the lines one of its patterns matches (the scan finds them).
 _FAMILIES = (
     (Needles(GFX, _GPU_LABEL), _gpu),
     (Needles(_OS_LABEL, _WINDOWS_NAME, _KERNEL, _DRIVER), _platform),
-    (Needles(_WINDOWS_HINT, _LINUX_HINT), _os_hints),
+    (Needles(_WINDOWS_HINT, _LINUX_HINT, _WSL), _os_hints),
     (Needles(_ROCM, _ROCM_PATH, _COMPONENT_VERSIONS, "amdhip64"), _versions),
     (Needles(_ENV_ASSIGN), _environment),
     (Needles(_PRODUCT), _product),

@@ -21,7 +21,7 @@ from triage.parsers.lines import Needles
 
 _SEGFAULT = re.compile(
     r"(?<![^\s:])(?P<comm>[^\[\]\n:]{1,15}?)\[(?P<pid>[^\]\s]{0,12})\]:?\s+"
-    r"(?:segfault at (?P<addr>[0-9a-fA-F]+) ip (?P<ip>\S+)(?: sp \S+)? error (?P<err>\d+)"
+    r"(?:segfault at (?P<addr>[0-9a-fA-F]+|\.{3}|<[\w ]+>) ip (?P<ip>\S+)(?: sp \S+)? error (?P<err>\d+)"
     r"|general protection fault ip:(?P<gip>\S+)(?: sp:\S+)? error:(?P<gerr>\d+))"
     r"(?: in (?P<mod>[^\[\s]+)\[(?P<loc>[^\]]*)\])?"
 )
@@ -68,7 +68,7 @@ def parse(artifact: Artifact, case: Case) -> None:
             text=text.strip(),
             comm=m["comm"].strip(),
             pid=int(pid) if pid.isdigit() else None,
-            address=_hex(m["addr"]) if m["addr"] else None,
+            address=_hex(m["addr"]) if m["addr"] else None,  # None where the user elided it ("segfault at ...")
             ip=_hex(m["ip"] or m["gip"]),
             error=int(m["err"] or m["gerr"]),
             module=m["mod"],

@@ -41,6 +41,7 @@ _MACHINE_MARK = re.compile(
     # Windows' loader speaks in sentences: "The procedure entry point X could not be located in the dynamic link library"
     r"|The code execution cannot proceed because|The procedure entry point|could not be located in the dynamic link"
     r"|The specified (?:module|procedure) could not be found|\[WinError \d+\]|\(0x0*7[EF]\)"
+    r"|^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"  # Python's logging, as rocm-smi prints it
 )
 _LABEL = re.compile(r"^\W{0,4}(?:[A-Za-z][\w.()/-]*\s?){1,5}:\s")
 _ENV_LABEL = re.compile(r"(?i)\b(?:GPU|CPU|OS|ROCm|HIP|driver|kernel|version|arch|device|runtime|component|system"

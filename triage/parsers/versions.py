@@ -20,9 +20,11 @@ from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, is_sentence, readable
 
 _WHEEL = re.compile(r"\+rocm(?P<v>\d+\.\d+(?:\.\d+)?)\b|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
-                    r"|ROCM used to build PyTorch:\s*(?P<b>\d+\.\d+(?:\.\d+)?)")
+                    r"|ROCM used to build PyTorch:\s*(?P<b>\d+\.\d+(?:\.\d+)?)"
+                    r"|\brocm_v(?P<o>\d+(?:\.\d+)?)\b")  # ollama's runner built for a ROCm release
 _RUNTIME = re.compile(r"\bHIP (?:runtime )?version\s*[:=]\s*(?P<v>\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
-_PATH = re.compile(r"(?<![\w.-])/opt/rocm-(?P<v>\d+\.\d+(?:\.\d+)?)(?=[/\s\"'`),:;]|$)")
+_PATH = re.compile(r"(?<![\w.-])/opt/rocm-(?P<v>\d+\.\d+(?:\.\d+)?)(?=[/\s\"'`),:;]|$)"
+                   r"|\\AMD\\ROCm\\(?P<w>\d+\.\d+)\\", re.IGNORECASE)  # and the HIP SDK's C:\Program Files\AMD\ROCm\6.1\
 _PACKAGE = re.compile(
     r"(?<![\w-])(?:rocm-core|rocm-hip-runtime|rocm-hip-sdk|rocm-libs|rocm-dev|rocm-language-runtime|hip-runtime-amd"
     r"|rocm-opencl-runtime|rocm-hip-libraries)(?:/\S+)?(?:[ \t]+|-)(?:\d+:)?(?P<v>\d+\.\d+\.\d+)")
@@ -49,11 +51,11 @@ def parse(artifact: Artifact, case: Case) -> None:
             continue
         quoted = text.strip()
         for m in _WHEEL.finditer(text):
-            case.add_fact(KINDS["wheel"], m["v"] or m["w"] or m["b"], where, quoted, 40)
+            case.add_fact(KINDS["wheel"], m["v"] or m["w"] or m["b"] or m["o"], where, quoted, 40)
         if m := _RUNTIME.search(text):
             case.add_fact(KINDS["runtime"], m["v"], where, quoted, 40)
         for m in _PATH.finditer(text):
-            case.add_fact(KINDS["path"], m["v"], where, quoted, 30)
+            case.add_fact(KINDS["path"], m["v"] or m["w"], where, quoted, 30)
         if m := _PACKAGE.search(text):
             case.add_fact(KINDS["package"], m["v"], where, quoted, 40)
         for m in _LIBRARY.finditer(text):

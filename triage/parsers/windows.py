@@ -62,6 +62,10 @@ _WINDBG = re.compile(
     r"^\s*(?P<i>[0-9a-fA-F]{2})\s+[0-9a-fA-F`]{8,17}\s+[0-9a-fA-F`]{8,17}\s+"
     r"(?P<m>[\w.-]+?)(?:!(?P<s>[^+\s]+))?(?:\+(?P<o>0x[0-9a-fA-F]+))?(?:\s|$)"
 )
+# PyTorch's crash handler on Windows: "0x00007FFCED7FCDE7, torch_hip.dll + 0x25BCDE7 byte(s)", and on the
+# next line, indented, the symbol when it knows one: "  at::cuda::_scaled_mm_v2() + 0x487 byte(s)".
+_HANDLER_FRAME = re.compile(r"^\s*(?P<a>0x[0-9A-Fa-f]{6,16}),\s*(?P<m>[^,()]+?)\s*\+\s*(?P<off>0x[0-9A-Fa-f]+)\s*byte\(s\)\s*$")
+_HANDLER_SYMBOL = re.compile(r"^\s+(?P<s>[A-Za-z_~][^\n]*?)\s*\+\s*(?P<off>0x[0-9A-Fa-f]+)\s*byte\(s\)\s*$")
 # Visual Studio's Call Stack window: "module!function(args) Line N\tLanguage", or "module!ADDRESS()" without symbols.
 _VISUAL_STUDIO = re.compile(
     r"^\s*>?\s*(?P<m>[\w. -]+?\.(?:dll|exe|pyd|sys|DLL|EXE))!(?:(?P<a>[0-9a-fA-F]{8,16})\(\)"
@@ -81,7 +85,8 @@ _CODES = {"access violation": "0xC0000005", "stack overflow": "0xC00000FD", "ill
           "integer divide by zero": "0xC0000094"}
 _ACCESS = {"reading": "read", "writing": "write", "executing": "execute"}
 # A line none of these matches says nothing here.
-_NEEDLES = Needles(_EXCEPTION, _FRAME, _WINDBG, _FAULTING_MODULE, _FAULT_OFFSET, _VISUAL_STUDIO, _SUMMARY, _PYTHON)
+_NEEDLES = Needles(_EXCEPTION, _FRAME, _WINDBG, _FAULTING_MODULE, _FAULT_OFFSET, _VISUAL_STUDIO, _SUMMARY, _PYTHON,
+                   _HANDLER_FRAME, _HANDLER_SYMBOL)
 
 
 def _module_name(path: str) -> str:
@@ -90,6 +95,9 @@ def _module_name(path: str) -> str:
 
 def _frame(where: Where, text: str) -> Frame | None:
     """One frame line; the index is -1 for forms that do not number their frames."""
+    if m := _HANDLER_FRAME.match(text):
+        return Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16), module=_module_name(m["m"]),
+                     offset=int(m["off"], 16))
     if m := _FRAME.match(text):
         symbol = (m["sym"] or "").strip()
         symbol = None if not symbol or symbol.startswith("...") else symbol.removesuffix("()")
@@ -132,6 +140,11 @@ def parse(artifact: Artifact, case: Case) -> None:
         _record(text, where, case)
         frame = _frame(where, text)
         if frame is None:
+            if frames and number == last + 1 and (m := _HANDLER_SYMBOL.match(text)) and not frames[-1].symbol:
+                frames[-1].symbol, frames[-1].symbol_offset = m["s"].removesuffix("()"), int(m["off"], 16)
+                frames[-1].symbol_source = "input"  # the handler named it from the PDB
+                case.claim(where, "frame", "stack")
+                last = number
             continue
         if frames and number - last > 1:
             case.stacks.append(Stack(frames=frames, where=frames[0].where, form="windows"))

@@ -1,0 +1,41 @@
+"""The GPU architectures a program or library was built for, wherever a build or a program prints them.
+
+Examples::
+
+    ['gfx900', 'gfx906', 'gfx908', 'gfx90a', 'gfx1030', 'gfx1100', 'gfx942']      torch.cuda.get_arch_list()
+    -DAMDGPU_TARGETS="gfx1030;gfx1100"    GPU_TARGETS=gfx1100    PYTORCH_ROCM_ARCH=gfx90a;gfx942
+    hipcc --offload-arch=gfx1100 --offload-arch=gfx1101 -c k.hip
+    msg="amdgpu is not supported" gpu_type=gfx906 supported_types="[gfx1030 gfx1100 gfx1101 gfx1102]"   (ollama)
+
+Each target becomes a ``build_targets`` fact (a list); derive/gpu.py says whether the GPU's own
+architecture (or the one an override names) is among them: ``arch_in_build_targets``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triage.model import Artifact, Case, Where
+from triage.parsers.lines import Needles, is_sentence, readable
+
+_TARGET = re.compile(r"\bgfx(?:[0-9]{3,4}|9[0-9][a-f]|\d+(?:-\d+)?-generic)(?::[a-z]+[+-])*")
+_PY_LIST = re.compile(r"\[\s*'gfx[^\]]*\]")
+_VARIABLE = re.compile(r"(?:\b|(?<=-D))(?:AMDGPU_TARGETS|GPU_TARGETS|CMAKE_HIP_ARCHITECTURES|PYTORCH_ROCM_ARCH|HCC_AMDGPU_TARGETS?|"
+                       r"ROCM_ARCH|AMDGPU_ARCH|OLLAMA_(?:ROCM_)?GFX|HIP_ARCHITECTURES)\s*[=:]\s*\"?(?P<v>[\w:;, +-]+)")
+_FLAG = re.compile(r"--(?:offload-arch|amdgpu-target|cuda-gpu-arch)[= ](?P<v>[\w:,+-]+)")
+_SUPPORTED = re.compile(r"supported[_ ]types[=:]\s*\"?\[(?P<v>[^\]]*)\]")
+_NEEDLES = Needles(_PY_LIST, _VARIABLE, _FLAG, _SUPPORTED)
+
+
+def parse(artifact: Artifact, case: Case) -> None:
+    for index in _NEEDLES.lines(artifact):
+        text = artifact.lines[index]
+        if not readable(text):
+            continue
+        where = Where(artifact.name, index + 1)
+        if case.kind_of(where) is None and is_sentence(text):
+            continue
+        spans = [m.group(0) for m in _PY_LIST.finditer(text)]
+        spans += [m["v"] for pattern in (_VARIABLE, _FLAG, _SUPPORTED) for m in pattern.finditer(text)]
+        for target in dict.fromkeys(t for span in spans for t in _TARGET.findall(span)):
+            case.add_fact("build_targets", target, where, text.strip(), 40)
