@@ -1,0 +1,58 @@
+"""Weak evidence alone names no cause: a bare segfault, a null read in a library outside the GPU
+stack, a general-protection fault, an exit code. None gives a class at 0.45 or more, and none adds
+a candidate above 0.2. A crash in the HIP runtime with nothing more is a runtime crash, not a
+specific cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from triage.match import load
+from triage.model import Artifact
+from triage.pipeline import analyze
+from triage.resources import data_dir
+
+FOLDER = data_dir("signatures")
+DB = load(FOLDER)
+
+
+def _diagnoses(text: str) -> list:
+    return analyze([Artifact(name="paste.txt", text=text, size=len(text))], DB, FOLDER).diagnoses
+
+
+WEAK = {
+    "a bare segfault": "Segmentation fault (core dumped)\n",
+    "a shell's segfault with a program name": "./run.sh: line 12: 48211 Segmentation fault      (core dumped) python3 app.py\n",
+    "a null read in a library outside the GPU stack": (
+        "kernel: python3[4242]: segfault at 10 ip 00007f3c2a4b71c9 sp 00007ffd5e1c9e40 error 4 in libfoo.so[7f3c2a000000+5f3000]\n"),
+    "a general-protection fault": (
+        "traps: python3[99] general protection fault ip:7f1c2a4b71c9 sp:7ffd5e1c9e40 error:0 in libfoo.so[7f1c2a000000+5f3000]\n"),
+    "an exit code": "Process exited with code 3221225477\n",
+    "an exit status of a runner": 'level=ERROR source=sched.go:339 msg="error loading llama server" error="llama runner process has terminated: exit status 0xc0000005 "\n',
+    "a Windows access violation with no module": "Exception Code: 0xC0000005\n",
+}
+
+
+@pytest.mark.parametrize("text", WEAK.values(), ids=WEAK.keys())
+def test_weak_evidence_alone_names_no_class(text: str) -> None:
+    diagnoses = _diagnoses(text)
+    assert diagnoses[0].klass == "unknown"
+    assert all(d.score <= 0.2 for d in diagnoses[1:]), [(d.id, d.score) for d in diagnoses[1:]]
+
+
+def test_a_general_protection_fault_has_no_invented_address() -> None:
+    text = WEAK["a general-protection fault"]
+    case = analyze([Artifact(name="p", text=text, size=len(text))], DB, FOLDER).case
+    assert case.fault.signal == "SEGV" and case.fault.address is None and case.fault.module == "libfoo.so"
+
+
+def test_a_null_read_inside_the_hip_runtime_is_a_runtime_crash() -> None:
+    """Nothing about blit kernels or device libraries: not device-libs-missing, whatever the instruction."""
+    text = ("kernel: python3[4242]: segfault at 10 ip 00007f3c2a4b71c9 sp 00007ffd5e1c9e40 error 4 in "
+            "libamdhip64.so.6[7f3c2a000000+5f3000]\n"
+            "Program terminated with signal SIGSEGV, Segmentation fault.\n"
+            "=> 0x7f3c2a4b71c9:\tmov    0x10(%rax),%rdx\n"
+            "rax            0x0                 0\n")
+    diagnoses = _diagnoses(text)
+    assert diagnoses[0].klass == "runtime-crash"
+    assert "device-libs-missing" not in {d.klass for d in diagnoses if d.score > 0.2}
