@@ -8,6 +8,7 @@ one pass over each artifact's text (triage/scan/) finds the rest.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from triage.model import Case
@@ -26,7 +27,6 @@ _KEY_WORD = (
     r"|cannot|can't|unable|invalid|denied|not found|no such|panic|assert|terminat|killed|timeout|timed out|illegal"
     r"|unsupported|corrupt|hsa_status|^:1:"
 )
-_scanner: LineScanner | None = None
 PLACEHOLDERS = {"id": "<id>", "path": "<path>", "hex": "<hex>", "num": "<num>"}
 # Regexes for a placeholder when a template becomes a signature's log pattern.
 PLACEHOLDER_REGEX = {"<id>": r"[0-9a-fA-F-]{36}", "<path>": r"\S+", "<hex>": r"(?:0x)?[0-9a-fA-F]+",
@@ -41,15 +41,19 @@ def template(line: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
+@functools.cache
+def _key_word_scanner() -> LineScanner:
+    """One scanner for the error words, built on first use and shared (scanning is thread-safe)."""
+    return LineScanner([_KEY_WORD], re.IGNORECASE, module="re", exact=[0])
+
+
 def key_lines(case: Case, limit: int = MAX_KEY_LINES) -> list[str]:
     """The case's lines that carry an error word, one per template, in input order."""
-    global _scanner
-    if _scanner is None:
-        _scanner = LineScanner([_KEY_WORD], re.IGNORECASE, module="re", exact=[0])
+    scanner = _key_word_scanner()
     seen: set[str] = set()
     out: list[str] = []
     for artifact in case.artifacts:
-        for index in _scanner.scan(artifact.lines, artifact.text)[0] if artifact.lines else ():
+        for index in scanner.scan(artifact.lines, artifact.text)[0] if artifact.lines else ():
             line = artifact.lines[index].strip()[:MAX_LINE_CHARS]
             shape = template(line)
             if shape and shape not in seen:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 from collections.abc import Iterator
 
 from triage.model import Artifact
@@ -117,11 +118,16 @@ class _Pass:
         self.patterns: list[str] = []
         self.exact: list[int] = []
         self._scanner: LineScanner | None = None
-        # The artifact last scanned and what was found: the parsers of one artifact ask in turn.
-        self._last: tuple[list[str] | None, int, list[list[int]]] = (None, 0, [])
+        # Per thread, the artifact last scanned and what was found: the parsers of one artifact ask in
+        # turn, and another thread's analysis reads other artifacts meanwhile.
+        self._local = threading.local()
+        self._generation = 0  # a needle added makes every memo stale (it holds no slot for it)
+
+    def _last(self) -> tuple[list[str] | None, int, int, list[list[int]]]:
+        return getattr(self._local, "last", (None, 0, -1, []))
 
     def add(self, patterns: list[str], exact: bool) -> range:
-        self._last = (None, 0, [])  # what was found holds no slot for these
+        self._generation += 1
         start = len(self.patterns)
         self.patterns.extend(patterns)
         if exact:
@@ -146,18 +152,20 @@ class _Pass:
     def scan(self, artifact: Artifact) -> list[list[int]]:
         """For each needle, its lines in the artifact (kept for the parsers that ask next)."""
         lines = artifact.lines
-        if self._last[0] is lines and self._last[1] == len(lines):
-            return self._last[2]
+        last = self._last()
+        if last[0] is lines and last[1] == len(lines) and last[2] == self._generation:
+            return last[3]
         if self.head is None:
             found = self.scanner().scan(lines, artifact.text if artifact.text else None)
         else:
             found = self.scanner().scan(lines[:self.head])
-        self._last = (lines, len(lines), found)
+        self._local.last = (lines, len(lines), self._generation, found)
         return found
 
     def reset(self) -> None:
         """Build the scanner again when next asked (the engine chosen by ``TRIAGE_SCANNER`` changed)."""
-        self._scanner, self._last = None, (None, 0, [])
+        self._scanner = None
+        self._generation += 1
 
 
 _WHOLE = _Pass("whole", None)

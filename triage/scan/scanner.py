@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Callable, Sequence
 from itertools import accumulate, compress, count, repeat
 from operator import add, not_
@@ -215,9 +216,9 @@ class LineScanner:
     def _build(self) -> None:
         """The matchers that do not pickle, from the tables that do."""
         self._hs = None
+        self._local = threading.local()  # Hyperscan's scratch space is one thread's at a time: one a thread
         if self._hs_bytes:
             self._hs = hyperscan.loadb(self._hs_bytes, hyperscan.HS_MODE_BLOCK)
-            self._hs.scratch = hyperscan.Scratch(self._hs)  # a loaded database comes without one
         read = set(self.by_hyperscan)
         self._everywhere = [i for i in range(len(self.patterns)) if i not in read]
         self._ways: dict[tuple[int, ...], tuple[_Literals, dict[int, Any]]] = {}
@@ -232,7 +233,7 @@ class LineScanner:
             return None
 
     def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_hs", "_ways", "_checks", "_ascii_exact")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_hs", "_local", "_ways", "_checks", "_ascii_exact")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -284,11 +285,19 @@ class LineScanner:
                     out[index] = sorted(set(out[index]).union(more))
         return out
 
+    def _scratch(self) -> Any:
+        """This thread's scratch space for the database (made on the thread's first scan)."""
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = hyperscan.Scratch(self._hs)
+        return scratch
+
     def _hyperscan(self, lines: Sequence[str], text: str, out: list[list[int]]) -> None:
         derived = _derived(text)
         data = derived.data()
         ends: list[list[int]] = [[] for _ in self.patterns]  # each match ends just after its line's newline
-        self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context: ends[pattern].append(end))
+        self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context: ends[pattern].append(end),
+                      scratch=self._scratch())
         found = sum(map(len, ends))
         if not found:
             return
@@ -367,16 +376,20 @@ class _Derived:
         return self._exotic
 
 
-# The last few texts scanned (holding a text keeps its id).
-_KEPT: dict[int, _Derived] = {}
+# Each thread's last few texts scanned (holding a text keeps its id): the scanners of one analysis
+# read the same texts in turn; another thread's analysis keeps its own.
+_KEPT = threading.local()
 
 
 def _derived(text: str) -> _Derived:
-    derived = _KEPT.get(id(text))
-    if derived is None:
-        if len(_KEPT) >= 4:
-            del _KEPT[next(iter(_KEPT))]
-        derived = _KEPT[id(text)] = _Derived(text)
+    kept: dict[int, _Derived] | None = getattr(_KEPT, "texts", None)
+    if kept is None:
+        kept = _KEPT.texts = {}
+    derived = kept.get(id(text))
+    if derived is None or derived.text is not text:
+        if len(kept) >= 4:
+            del kept[next(iter(kept))]
+        derived = kept[id(text)] = _Derived(text)
     return derived
 
 

@@ -22,6 +22,7 @@ a record with a build-id never serves a module whose build-id differs.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -107,17 +108,16 @@ def stores(shipped: Path) -> list[Path]:
     return [shipped] + ([user] if user.is_dir() and user.resolve() != shipped.resolve() else [])
 
 
-# Parsed build files: path -> (mtime, size, YAML). Every triage of a corpus run reads the same files.
-_PARSED: dict[str, tuple[int, int, Any]] = {}
-
-
 def _parsed(path: Path) -> Any:
-    """The file's YAML, parsed again only when the file changed (callers only read it)."""
+    """The file's YAML, parsed again only when the file changed (callers only read it): every triage of
+    a corpus run reads the same files."""
     stat = path.stat()
-    cached = _PARSED.get(str(path))
-    if cached is None or cached[:2] != (stat.st_mtime_ns, stat.st_size):
-        cached = _PARSED[str(path)] = (stat.st_mtime_ns, stat.st_size, load_yaml(path))
-    return cached[2]
+    return _parse_once(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_once(path: str, mtime: int, size: int) -> Any:
+    return load_yaml(Path(path))
 
 
 def load(folder: Path) -> tuple[list[Build], list[str]]:
