@@ -41,6 +41,16 @@ SOURCES = {
         "  printf(\"user %s home %s host %s\\n\", getenv(\"USER\"), getenv(\"HOME\"), host);\n"
         "  fflush(stdout); *(volatile int *)0 = 1; return 0; }\n"
     ),
+    # prints its arguments, credentials from its environment (by name and alone) and tokens, then faults
+    "leaky.c": (
+        "#include <stdio.h>\n#include <stdlib.h>\n"
+        "static const char *env(const char *name) { const char *v = getenv(name); return v ? v : \"\"; }\n"
+        "int main(int argc, char **argv) { for (int i = 1; i < argc; i++) printf(\"arg %d: %s\\n\", i, argv[i]);\n"
+        "  printf(\"FOO_CREDS=%s\\nMY_PASS=%s\\n\", env(\"FOO_CREDS\"), env(\"MY_PASS\"));\n"
+        "  printf(\"connecting with %s\\npushing with %s\\n\", env(\"MY_PASS\"), env(\"LEAKY_TOKEN\"));\n"
+        "  fprintf(stderr, \"Authorization: Bearer %s\\nkey id %s\\n\", env(\"LEAKY_JWT\"), env(\"LEAKY_AWS\"));\n"
+        "  fflush(stdout); fflush(stderr); *(volatile int *)0 = 1; return 0; }\n"
+    ),
     "chatty.c": (
         "#include <stdio.h>\nint main(void) { for (int i = 0; i < 300000; i++) printf(\"line %07d of output\\n\", i);\n"
         "  return 0; }\n"
@@ -60,7 +70,7 @@ def programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     cc("-shared", "-fPIC", "-o", "libcrashme.so", "libcrashme.c")
     cc("-o", "segv", "segv.c", "-L.", "-lcrashme", "-Wl,-rpath,$ORIGIN")
-    for name in ("abrt", "exit3", "ok", "whoami", "chatty"):
+    for name in ("abrt", "exit3", "ok", "whoami", "chatty", "leaky"):
         cc("-o", name, f"{name}.c")
     return folder
 
@@ -260,6 +270,63 @@ def test_redacted_bundle_has_no_user_host_or_home(tmp_path: Path, programs: Path
             assert not re.search(rf"(?<![A-Za-z0-9_]){re.escape(host)}(?![A-Za-z0-9_])", text, re.I), name
     assert manifest(bundle)["redacted"] is True
     assert report(bundle)["fault"]["signal"] == "SEGV"  # still triages the same
+
+
+# Made-up credentials, in the command's environment, its arguments and what it prints.
+LEAK_TOKEN = "ghp_" + "MadeUpCollectTest" + "0123456789abcdefghi"
+LEAK_FLAGS_TOKEN = "ghp_" + "MadeUpEnvFlagsTok" + "9876543210zyxwvutsr"
+LEAK_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjb2xsZWN0In0.TWFkZVVwQ29sbGVjdFNpZw"
+LEAK_AWS = "AKIA" + "MADEUPCOLLECT042"
+LEAK_ENV = {
+    "FOO_CREDS": "FooCreds-2d9f7", "MY_PASS": "MyPass-hunter42", "LEAKY_TOKEN": LEAK_TOKEN, "LEAKY_JWT": LEAK_JWT,
+    "LEAKY_AWS": LEAK_AWS,
+    # HIP/ROCm variables go into environment.txt, unless the name or the value looks like a credential
+    "HIP_FOO_CREDS": "HipCreds-77aa1", "ROCM_MY_PASS": "RocmPass-55bb2", "HIP_EXTRA_FLAGS": f"-v --token {LEAK_FLAGS_TOKEN}",
+    "HSA_OVERRIDE_GFX_VERSION": "11.0.0",
+}
+LEAK_ARGS = ["--password=hunter2", "--token", LEAK_TOKEN, "-u", "qbertz", "-p", "pw-Hunter9", "--threads", "4"]
+PRINTED = ["hunter2", "pw-Hunter9", "FooCreds-2d9f7", "MyPass-hunter42", LEAK_TOKEN, LEAK_JWT, LEAK_AWS]
+LEAKED = PRINTED + ["HipCreds-77aa1", "RocmPass-55bb2", LEAK_FLAGS_TOKEN, LEAK_JWT.split(".")[1]]
+
+
+def test_redacted_bundle_has_no_secret_in_any_member(tmp_path: Path, programs: Path) -> None:
+    leaky = str(programs / "leaky")
+    (tmp_path / "plain").mkdir()
+    plain_done, plain = collect(tmp_path / "plain", "--", leaky, *LEAK_ARGS, env=LEAK_ENV)
+    assert plain_done.returncode == 0, plain_done.stderr.decode()
+    shown = members(plain)
+    for secret in PRINTED:  # the command really printed them
+        assert secret.encode() in shown["stdout.txt"] + shown["stderr.txt"], secret
+    # the environment never holds a credential, redacted or not; what the diagnosis reads stays
+    environment = shown["environment.txt"].decode()
+    assert not {"HIP_FOO_CREDS", "ROCM_MY_PASS", "HIP_EXTRA_FLAGS"} & set(re.findall(r"(?m)^(\w+)=", environment))
+    assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in environment
+    assert int(re.search(r"# (\d+) variables? left out", environment).group(1)) >= 3
+
+    (tmp_path / "redacted").mkdir()
+    done, bundle = collect(tmp_path / "redacted", "--redact", "--", leaky, *LEAK_ARGS, env=LEAK_ENV)
+    assert done.returncode == 0, done.stderr.decode()
+    files = members(bundle)
+    assert {"manifest.json", "command.txt", "stdout.txt", "stderr.txt", "environment.txt"} <= set(files)
+    for name, data in files.items():
+        text = name + "\n" + data.decode("utf-8", "replace")
+        for secret in LEAKED:
+            assert secret not in text, f"{secret!r} left in {name}"
+    m = manifest(bundle)
+    assert m["command"] == [leaky, "--password=<redacted>", "--token", "<redacted>", "-u", "qbertz", "-p", "<redacted>",
+                            "--threads", "4"]
+    assert files["command.txt"].decode().splitlines()[0] == "$ " + " ".join(m["command"])
+    stdout, stderr = files["stdout.txt"].decode(), files["stderr.txt"].decode()
+    assert "arg 1: --password=<redacted>" in stdout and "arg 3: <github-token>" in stdout
+    assert "FOO_CREDS=<redacted>" in stdout and "MY_PASS=<redacted>" in stdout
+    assert "connecting with <redacted>" in stdout and "pushing with <github-token>" in stdout
+    assert "Authorization: Bearer <jwt>" in stderr and "key id <aws-key-id>" in stderr
+    assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in files["environment.txt"].decode()
+    # what the diagnosis needs is still there: the redacted bundle triages as the plain one does
+    plain_report, redacted_report = report(plain), report(bundle)
+    assert redacted_report["diagnoses"][0]["class"] == plain_report["diagnoses"][0]["class"]
+    assert redacted_report["fault"]["signal"] == plain_report["fault"]["signal"] == "SEGV"
+    assert redacted_report["facts"]["exit_status"] == plain_report["facts"]["exit_status"] == "139"
 
 
 def _sleeping(seconds: str) -> list[Path]:

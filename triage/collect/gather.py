@@ -143,20 +143,26 @@ def gather(options: Options, progress: Progress) -> Collection:
         "missing": {m.item: m.why for m in out.missing},
     }
     if options.redact:
-        _redact(out)
+        _redact(out, env, run)
     return out
 
 
-def _redact(out: Collection) -> None:
-    """Every text, member name and manifest string through the same scrubber."""
+def _redact(out: Collection, env: dict[str, str], run: Run | None) -> None:
+    """Every text, member name and manifest string through the same scrubber; the command line
+    argument by argument, in the manifest and in command.txt."""
     from triage.collect.scrub import scrubber
 
     texts = [i.data if isinstance(i.data, str) else i.data.decode("utf-8", "replace") for i in out.items]
-    scrub = scrubber([*texts, *_strings(out.manifest)])
+    command = out.manifest.get("command") or []
+    scrub = scrubber([*texts, *_strings(out.manifest), subprocess.list2cmdline(command)], env)
+    argv = scrub.argv(command)
+    if run is not None:  # the command line as the argument-wise redaction left it, then scrubbed as text
+        texts = [run.describe(argv) if i.name == "command.txt" else text for i, text in zip(out.items, texts)]
     out.items = [Item(scrub(i.name), scrub(i.what), scrub(text)) for i, text in zip(out.items, texts)]
     out.missing = [Missing(scrub(m.item), scrub(m.why)) for m in out.missing]
     out.manifest = {key: {scrub(k): scrub(v) for k, v in value.items()} if key in ("collected", "missing")
-                    else _scrubbed(value, scrub) for key, value in out.manifest.items()}
+                    else (argv or None) if key == "command" else _scrubbed(value, scrub)
+                    for key, value in out.manifest.items()}
     out.ended = scrub(out.ended) if out.ended else None
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from triage.collect.items import Found, Item, Missing
 from triage.collect.process import capture
 from triage.collect.progress import size
+from triage.parsers import codes
 
 TOOL_TIMEOUT_S = 20.0
 TOOL_OUTPUT_LIMIT = 8 << 20
@@ -25,8 +26,7 @@ KERNEL_SLACK_S = 2.0
 KERNEL_TAIL_LINES = 1000
 # Seconds to wait for systemd-coredump to store the core of a crash that just happened.
 COREDUMP_WAIT_S = 8.0
-CORE_SIGNALS = frozenset({"SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGSEGV", "SIGSYS",
-                          "SIGXCPU", "SIGXFSZ"})
+CORE_SIGNALS = frozenset(f"SIG{name}" for name in codes.CORE_SIGNALS)
 
 
 @dataclass

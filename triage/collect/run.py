@@ -8,7 +8,6 @@ that triage's exit-status parser reads, so the bundle gives the same fault the p
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from triage.collect.process import Captured, capture
+from triage.parsers.codes import signal_name
 
 
 @dataclass
@@ -36,14 +36,9 @@ class Run:
 
     @property
     def signal_name(self) -> str | None:
-        """``SIGSEGV``; ``SIG42`` for a number Python has no name for."""
+        """``SIGSEGV``; ``SIG42`` for a number without a name (parsers/codes.py names them all)."""
         number = self.signal_number
-        if number is None:
-            return None
-        try:
-            return signal.Signals(number).name
-        except ValueError:
-            return f"SIG{number}"
+        return None if number is None else f"SIG{signal_name(number)}"
 
     @property
     def exit_code(self) -> int | None:
@@ -64,10 +59,11 @@ class Run:
             return f"exit code {self.exit_code} (killed by signal {self.signal_number}, {self.signal_name})"
         return f"exit code {c.returncode}"
 
-    def describe(self) -> str:
-        """The command.txt member: what ran, where, with which log level, and how it ended."""
+    def describe(self, argv: list[str] | None = None) -> str:
+        """The command.txt member: what ran (``argv`` in place of the command, when redacted), where,
+        with which log level, and how it ended."""
         lines = [
-            "$ " + subprocess.list2cmdline(self.argv),
+            "$ " + subprocess.list2cmdline(self.argv if argv is None else argv),
             f"cwd: {self.cwd}",
             f"AMD_LOG_LEVEL={self.log_level}",
             "started: " + time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.captured.started)),

@@ -13,13 +13,12 @@ import resource
 from pathlib import Path
 
 from triage.collect.items import Item
+from triage.redact import secret_name, secret_value
 
-# Variables that change how the HIP / ROCm runtime behaves, by prefix or by name.
+# Variables that change how the HIP / ROCm runtime behaves, by prefix or by name. One whose name
+# or value may be a credential is never written (``triage.redact`` knows the kinds).
 ENV_PREFIXES = ("HIP_", "HSA_", "ROCR_", "AMD_", "ROCM_")
 ENV_NAMES = frozenset({"LD_LIBRARY_PATH", "LD_PRELOAD"})
-# A name or value that may be a credential is never written.
-_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|PASSPHRASE|KEY|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE", re.I)
-_SECRET_VALUE = re.compile(r"^(?=[^/]*\d)(?=[^/]*[A-Za-z])[A-Za-z0-9_+/=-]{24,}$")
 _HIP_RUNTIME_GLOBS = ("/usr/lib/libamdhip64.so*", "/usr/lib64/libamdhip64.so*", "/usr/lib/*-linux-gnu/libamdhip64.so*")
 
 
@@ -98,7 +97,7 @@ def environment_item(env: dict[str, str]) -> Item:
     for name in sorted(env):
         if not (name.startswith(ENV_PREFIXES) or name in ENV_NAMES):
             continue
-        if _SECRET_NAME.search(name) or _SECRET_VALUE.match(env[name]):
+        if secret_name(name) or secret_value(env[name]):
             withheld += 1
             continue
         kept.append(f"{name}={env[name]}")
