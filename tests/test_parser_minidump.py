@@ -131,6 +131,16 @@ def test_minidump2_matches_breakpad_stackwalk() -> None:
     assert stack.thread == str(tids[0])
 
 
+def test_module_versions_match_breakpad() -> None:
+    """Every module's file version, as Breakpad's minidump_stackwalk lists it, is a fact."""
+    machine = (folder() / "minidump2.stackwalk.machine_readable.out").read_text()
+    expected = {name.lower(): version for name, version in re.findall(r"^Module\|([^|]+)\|([^|]*)\|", machine, re.M)}
+    facts = read_dump("minidump2.dmp").flat_facts()
+    got = {k.split(":", 1)[1]: v for k, v in facts.items() if k.startswith("module_version:")}
+    assert got == {name: version for name, version in expected.items() if version}
+    assert "test_app.exe" not in got  # Breakpad lists it without a version, and so does the dump
+
+
 def test_linux_mini_matches_rust_minidump() -> None:
     text = (folder() / "test_minidump_stackwalk__linux_json_pretty.snap").read_text()
     snap = json.loads(text[text.index("{"):])

@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover
 import make  # noqa: E402  tests/adversarial/make.py: seed archives to mutate
 
 from triage.ingest.reader import Limits, read_inputs  # noqa: E402
+from triage.errors import INTERNAL  # noqa: E402
 from triage.model import Artifact, Case  # noqa: E402
 from triage.parsers import FINISHERS, LINE_PARSERS  # noqa: E402
 
@@ -64,9 +65,8 @@ def _seeds() -> list[bytes]:
 SEEDS = _seeds()
 
 
-@st.composite
-def mutated(draw) -> bytes:
-    data = bytearray(draw(st.sampled_from(SEEDS)))
+def _mutate(draw, seeds: list[bytes]) -> bytes:
+    data = bytearray(draw(st.sampled_from(seeds)))
     for _ in range(draw(st.integers(0, 8))):
         how = draw(st.integers(0, 3))
         at = draw(st.integers(0, max(len(data) - 1, 0)))
@@ -79,6 +79,24 @@ def mutated(draw) -> bytes:
         else:
             del data[at: at + draw(st.integers(1, 512))]
     return bytes(data)
+
+
+@st.composite
+def mutated(draw) -> bytes:
+    return _mutate(draw, SEEDS)
+
+
+def _binary_seeds() -> dict[str, list[bytes]]:
+    """Real minidumps and core files (../shared/realdata, when present) and the ELF test binaries: the
+    binary parsers are fuzzed on them mutated, since random bytes never get past a file's magic."""
+    import gzip
+
+    shared = ROOT.parent / "shared" / "realdata"
+    dumps = [p.read_bytes() for p in sorted((shared / "minidumps").glob("*.dmp"))]
+    cores = [gzip.decompress(p.read_bytes()) for p in sorted((shared / "elfcores").glob("*/core.gz"))]
+    libraries = [p.read_bytes() for p in sorted((ROOT / "tests" / "fixtures" / "offload").iterdir())
+                 if p.is_file() and p.read_bytes()[:4] == b"\x7fELF"]
+    return {"minidump": dumps, "elfcore": cores, "elflib": libraries, "fatbin": libraries}
 
 
 class Target:
@@ -110,12 +128,20 @@ def _read_bytes(data: bytes) -> None:
             raise RuntimeError(w)
 
 
+def _internal(case: Case) -> None:
+    """A warning of an unforeseen error (triage/errors.py) is a failure like an uncaught exception."""
+    for w in case.warnings:
+        if INTERNAL in w:
+            raise RuntimeError(w)
+
+
 def _parse_text(parser, text_: str) -> None:
     artifact = Artifact(name="fuzz.log", text=text_, size=len(text_))
     case = Case(artifacts=[artifact], warnings=[])
     parser.parse(artifact, case)
     for finish in FINISHERS:
         finish(case)
+    _internal(case)
 
 
 def _parse_binary(parser, data: bytes) -> None:
@@ -124,6 +150,7 @@ def _parse_binary(parser, data: bytes) -> None:
     parser.parse(artifact, case)
     for finish in FINISHERS:
         finish(case)
+    _internal(case)
 
 
 def _analyzer():
@@ -137,10 +164,7 @@ def _analyzer():
     def run(text_: str, data: bytes) -> None:
         artifacts = [Artifact(name="a.log", text=text_, size=len(text_)),
                      Artifact(name="b.dmp", text="", size=len(data), data=data)]
-        result = analyze(artifacts, db, folder)
-        for w in result.case.warnings:
-            if " failed (" in w:  # a parser or finisher raised and was caught
-                raise RuntimeError(w)
+        _internal(analyze(artifacts, db, folder).case)
 
     return run
 
@@ -157,6 +181,11 @@ def _targets() -> dict[str, tuple]:
         short = module.__name__.rsplit(".", 1)[-1]
         targets[f"{short}_text"] = (text, lambda t, m=module: _parse_text(m, t))
         targets[f"{short}_binary"] = (binary, lambda b, m=module: _parse_binary(m, b))
+    for short, seeds in _binary_seeds().items():
+        if seeds:
+            module = next(m for m in LINE_PARSERS if m.__name__.endswith("." + short))
+            strategy = st.composite(lambda draw, s=seeds: _mutate(draw, s))()
+            targets[f"{short}_mutated"] = (strategy, lambda b, m=module: _parse_binary(m, b))
     targets["analyze"] = (st.tuples(text, binary), lambda pair: analyze_run(*pair))
     return targets
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from triage import __version__
+from triage import __version__, deadline
 from triage.derive import derive, load_tables
 from triage.ingest import read_inputs
 from triage.match import Database, load, match
@@ -34,14 +34,25 @@ class Result:
 
 def analyze(artifacts: list[Artifact], db: Database, folder: Path, warnings: list[str] | None = None,
             symbols: Path | None = None) -> Result:
-    """Parse, symbolize and match artifacts that are already read; ``symbols`` is a folder of ELF files."""
-    return finish(parse(artifacts, (warnings or []) + db.problems), db, folder, symbols)
+    """Parse, symbolize and match artifacts that are already read; ``symbols`` is a folder of ELF files.
+    Every stage shares the analysis's time budget (triage/deadline.py)."""
+    with deadline.within():
+        return finish(parse(artifacts, (warnings or []) + db.problems), db, folder, symbols)
 
 
 def finish(case: Case, db: Database, folder: Path, symbols: Path | None = None) -> Result:
     """Symbolize and match a parsed case (a corpus run keeps parsed cases to re-match them)."""
+    with deadline.within():
+        return _finish(case, db, folder, symbols)
+
+
+def _finish(case: Case, db: Database, folder: Path, symbols: Path | None) -> Result:
     symbolize(case, stores(folder / "frames"), symbols)
-    derive(case, load_tables(folder))
+    try:
+        deadline.check("deriving facts")
+        derive(case, load_tables(folder))
+    except deadline.OutOfTime:
+        case.warnings.append(deadline.current().warning("deriving facts", "every derived fact"))  # type: ignore[union-attr]
     diagnoses = match(case, db)
     versions = {"tool": __version__, "signatures": db.version, "schema": SCHEMA_VERSION}
     similar = nearest(features(case, diagnoses), load_index(folder))
@@ -52,5 +63,6 @@ def triage(paths: list[str], stdin: BinaryIO | None = None, signatures: Path | N
            symbols: Path | None = None) -> Result:
     """Triage the given inputs (``-`` is stdin). Raises IngestError when an input cannot be read."""
     folder = signatures or data_dir("signatures")
-    artifacts, warnings = read_inputs(paths, stdin)
-    return analyze(artifacts, load(folder), folder, warnings, symbols)
+    with deadline.within():
+        artifacts, warnings = read_inputs(paths, stdin)
+        return analyze(artifacts, load(folder), folder, warnings, symbols)

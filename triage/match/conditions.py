@@ -6,13 +6,13 @@ like a sentence (a user retelling an error in prose, or saying it is gone) count
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 
 import regex
 
+from triage import deadline
 from triage.derive.tables import version_tuple
 from triage.match.database import Condition, Prefilters
 from triage.model import Artifact, Case, Evidence, OffloadTargets, Where
@@ -20,6 +20,10 @@ from triage.parsers.lines import is_prose
 from triage.scan.scanner import LineScanner
 
 PROSE_FACTOR = 0.5
+LINE_S = 2.0  # the most one regex may take on one line
+# A line is matched on its first this many characters: a longer "line" is a data dump (a base64 blob, a
+# minified file), and a message worth quoting starts well before its end.
+MATCH_CHARS = 16_384
 MAX_EVIDENCE = 3
 
 @dataclass
@@ -108,7 +112,14 @@ def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     pattern = cond.pattern("log")
     found: list[tuple[float, Where, regex.Match]] = []
     for where, text in lines.of(cond.scan):
-        if m := pattern.search(text):
+        try:
+            m = pattern.search(text, 0, MATCH_CHARS, timeout=min(deadline.left(), LINE_S))
+        except TimeoutError:
+            deadline.check("matching")  # the analysis's time is up; else this line is pathological for the regex
+            case.warnings.append(f"condition {cond.id}: its regex ran over {LINE_S:.0f} s on {where.artifact} line "
+                                 f"{where.line}; that line was skipped")
+            continue
+        if m:
             found.append((lines.weight(where, text), where, m))
     if not found:
         return None

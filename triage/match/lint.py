@@ -6,6 +6,7 @@ Each check returns human-readable problems; an empty list means the database is 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import regex
@@ -21,6 +22,10 @@ from triage.resources import load_yaml
 _ADVERSARIAL = ["a" * 20000 + "!", " " * 20000 + "x", "0x" + "0" * 20000 + "g", "/a" * 10000 + "\0",
                 "a " * 10000 + "!", "::" * 10000, "-" * 20000 + "x"]
 _TIMEOUT = 0.5
+# The words of a pattern, repeated along one long line (with a character outside ASCII, which sends
+# ``regex`` down its slower Unicode paths): the shape ``X[^\n]*\bY`` tries every X to the line's end.
+_WORD = regex.compile(r"(?<![\\(?])[A-Za-z_]{3,}")
+_SELF_LINE_CHARS = 40_000  # and four times that: a linear pattern takes about 4x as long there, a quadratic 16x
 _UNBOUNDED = regex.compile(r"(?<!\\)(?:[+*]|\{\d*,\})")
 
 
@@ -90,12 +95,47 @@ def check_schema(folder: Path) -> list[str]:
     return problems
 
 
+def own_words_lines(pattern: str, chars: int = _SELF_LINE_CHARS) -> list[str]:
+    """Long lines made of the pattern's own words, each repeated (see _WORD)."""
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(pattern))
+    return [(" ".join([w] * (chars // (len(w) + 1)))) + " é" for w in list(words)[:12]]
+
+
+def _seconds(pattern: regex.Pattern, text: str, timeout: float) -> float | None:
+    """How long one search takes; None past ``timeout``."""
+    started = time.perf_counter()
+    try:
+        pattern.search(text, timeout=timeout)
+    except TimeoutError:
+        return None
+    return time.perf_counter() - started
+
+
+def quadratic(pattern: regex.Pattern) -> str | None:
+    """The word whose repeated line the pattern reads in time growing with the square of the line's
+    length (measured at two lengths: a fixed limit would also catch slow linear patterns)."""
+    for short, long in zip(own_words_lines(pattern.pattern), own_words_lines(pattern.pattern, 4 * _SELF_LINE_CHARS)):
+        first = _seconds(pattern, short, _TIMEOUT)
+        if first is None:
+            return short.split(" ", 1)[0]
+        if first < 0.01:  # too quick to measure, and to matter
+            continue
+        second = _seconds(pattern, long, max(_TIMEOUT, 12 * first))
+        if second is None or second > 9 * first:
+            return short.split(" ", 1)[0]
+    return None
+
+
 def check_backtracking(db: Database) -> list[str]:
     patterns, problems = check_regexes(db)
     for sig_id, cond_id, pattern in patterns:
         if nested_repeat(pattern.pattern):
             problems.append(f"{sig_id}/{cond_id}: nested unbounded repeat in {pattern.pattern!r}")
             continue
+        if word := quadratic(pattern):
+            problems.append(f"{sig_id}/{cond_id}: time grows with the square of a line of its own word {word!r} "
+                            f"repeated (a shape like X[^\\n]*Y tries every X to the line's end; anchor it: "
+                            f"^(?>[^\\n]*?X)[^\\n]*?Y): {pattern.pattern[:120]!r}")
         for text in _ADVERSARIAL:
             try:
                 pattern.search(text, timeout=_TIMEOUT)

@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-SIGNALS = {1: "HUP", 2: "INT", 3: "QUIT", 4: "ILL", 5: "TRAP", 6: "ABRT", 7: "BUS", 8: "FPE",
-           9: "KILL", 11: "SEGV", 13: "PIPE", 14: "ALRM", 15: "TERM"}
+# Linux's signal numbers (x86-64, arm64), the one table every parser and collect names signals by.
+SIGNALS = {1: "HUP", 2: "INT", 3: "QUIT", 4: "ILL", 5: "TRAP", 6: "ABRT", 7: "BUS", 8: "FPE", 9: "KILL",
+           10: "USR1", 11: "SEGV", 12: "USR2", 13: "PIPE", 14: "ALRM", 15: "TERM", 16: "STKFLT", 17: "CHLD",
+           18: "CONT", 19: "STOP", 20: "TSTP", 21: "TTIN", 22: "TTOU", 23: "URG", 24: "XCPU", 25: "XFSZ",
+           26: "VTALRM", 27: "PROF", 28: "WINCH", 29: "IO", 30: "PWR", 31: "SYS"}
+# The signals a fault raises, whose siginfo carries the faulting address.
+FAULT_SIGNALS = frozenset({"ILL", "BUS", "FPE", "SEGV"})
+# The signals whose default action writes a core.
+CORE_SIGNALS = frozenset({"QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "SEGV", "SYS", "XCPU", "XFSZ"})
+
+
+def signal_name(number: int) -> str:
+    """``11`` -> ``SEGV``; the number itself for one the table has no name for."""
+    return SIGNALS.get(number, str(number))
 
 NTSTATUS = {
     0x80000003: "BREAKPOINT",

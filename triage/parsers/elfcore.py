@@ -18,8 +18,9 @@ import os
 import struct
 from dataclasses import dataclass
 
+from triage.errors import DATA_ERRORS, BadInput
 from triage.model import Artifact, Case, Frame, Stack, Where
-from triage.parsers.codes import SIGNALS
+from triage.parsers.codes import FAULT_SIGNALS, signal_name
 
 ET_CORE = 4
 EM_X86_64 = 62
@@ -34,7 +35,6 @@ REGISTERS = ("r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
 _PR_REG_OFFSET = 112  # struct elf_prstatus on x86-64: pr_info, cursig, sigpend, sighold, pids, 4 timevals
 _PR_PID_OFFSET = 32
 
-FAULT_SIGNALS = {4: "ILL", 7: "BUS", 8: "FPE", 11: "SEGV"}
 SI_CODES = {
     4: {1: "ILL_ILLOPC", 2: "ILL_ILLOPN", 3: "ILL_ILLADR", 4: "ILL_ILLTRP", 5: "ILL_PRVOPC",
         6: "ILL_PRVREG", 7: "ILL_COPROC", 8: "ILL_BADSTK"},
@@ -46,16 +46,10 @@ SI_CODES = {
 }
 SI_GENERIC = {0: "SI_USER", 0x80: "SI_KERNEL", -1: "SI_QUEUE", -2: "SI_TIMER", -3: "SI_MESGQ",
               -4: "SI_ASYNCIO", -5: "SI_SIGIO", -6: "SI_TKILL"}
-EXTRA_SIGNALS = {10: "USR1", 12: "USR2", 16: "STKFLT", 17: "CHLD", 18: "CONT", 19: "STOP", 20: "TSTP",
-                 24: "XCPU", 25: "XFSZ", 26: "VTALRM", 27: "PROF", 31: "SYS"}
 
 
-class CoreError(Exception):
+class CoreError(BadInput):
     """The core is malformed in a way that stops reading it."""
-
-
-def signal_name(number: int) -> str:
-    return SIGNALS.get(number) or EXTRA_SIGNALS.get(number) or str(number)
 
 
 def si_code_name(signo: int, code: int) -> str:
@@ -162,7 +156,7 @@ def parse(artifact: Artifact, case: Case) -> None:
     problems: list[str] = []
     try:
         _read(artifact, case, data, where, problems)
-    except Exception as err:  # malformed in a way not foreseen: report, never raise
+    except DATA_ERRORS as err:  # damaged in a way not caught below; any other error is a bug (errors.py)
         problems.append(f"{type(err).__name__}: {err}")
     for problem in dict.fromkeys(problems):
         case.warnings.append(f"{name}: corrupt core file ({problem})")
@@ -173,7 +167,7 @@ def _read(artifact: Artifact, case: Case, data: bytes, where: Where, problems: l
 
     try:
         elf = ELFFile(io.BytesIO(data))
-    except Exception as err:
+    except DATA_ERRORS as err:
         problems.append(f"ELF header: {type(err).__name__}: {err}")
         return
     segments: list[Segment] = []
@@ -183,7 +177,7 @@ def _read(artifact: Artifact, case: Case, data: bytes, where: Where, problems: l
         for index in range(min(count, 65536)):
             try:
                 seg = elf.get_segment(index)
-            except Exception as err:
+            except DATA_ERRORS as err:
                 problems.append(f"program header {index}: {type(err).__name__}: {err}")
                 break
             if seg["p_type"] == "PT_LOAD":
@@ -198,9 +192,9 @@ def _read(artifact: Artifact, case: Case, data: bytes, where: Where, problems: l
                         notes.append(note)
                         if len(notes) > 100_000:
                             break
-                except Exception as err:
+                except DATA_ERRORS as err:
                     problems.append(f"notes: {type(err).__name__}: {err}")
-    except Exception as err:
+    except DATA_ERRORS as err:
         problems.append(f"program headers: {type(err).__name__}: {err}")
     memory = Memory(data, segments)
 
@@ -222,7 +216,7 @@ def _read(artifact: Artifact, case: Case, data: bytes, where: Where, problems: l
                     if entry["vm_end"] > entry["vm_start"]:
                         mappings.append(Mapping(entry["vm_start"], entry["vm_end"], entry["page_offset"] * page,
                                                 path.decode("utf-8", "replace")))
-            except Exception as err:
+            except DATA_ERRORS as err:
                 problems.append(f"NT_FILE: {type(err).__name__}: {err}")
     if not notes:
         problems.append("no notes found")
@@ -253,7 +247,7 @@ def _siginfo(case: Case, raw: bytes | None, where: Where, problems: list[str]) -
     text = f"NT_SIGINFO si_signo={signo} si_errno={errno} si_code={code}"
     case.add_fact("signal", signal_name(signo), where, text, score=95)
     case.add_fact("si_code", si_code_name(signo, code), where, text, score=95)
-    if signo in FAULT_SIGNALS:
+    if signal_name(signo) in FAULT_SIGNALS:
         case.add_fact("fault_address", f"0x{address:x}", where, f"{text} si_addr=0x{address:x}", score=95)
 
 

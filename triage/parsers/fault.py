@@ -67,6 +67,7 @@ def merge(case: Case) -> None:
         stack = crash_stack(case, windows=False)
     fault.evidence.append(fault.where)
     if stack:
+        stack.crashing = True  # the one crashing stack the fault, the report and the stack hash all use
         top = stack.frames[0]
         fault.module, fault.offset = top.module, top.offset
         fault.symbol, fault.symbol_source = top.symbol, top.symbol_source

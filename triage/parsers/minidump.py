@@ -21,8 +21,9 @@ import re
 import struct
 from dataclasses import dataclass
 
+from triage.errors import DATA_ERRORS, BadInput
 from triage.model import Artifact, Case, Frame, Stack, Where
-from triage.parsers.codes import SIGNALS
+from triage.parsers.codes import FAULT_SIGNALS, signal_name
 
 SIGNATURE = b"MDMP"
 MAX_STREAMS = 4096
@@ -42,7 +43,6 @@ _AMD64, _X86 = 9, 0
 
 # Signals whose exception address is si_addr (a memory address). For others (ABRT, a
 # kill(2)-sent signal) Breakpad stores si_pid/si_uid there, which is no address.
-_ADDRESS_SIGNALS = {4, 7, 8, 11}
 _ACCESS = {0: "read", 1: "write", 8: "execute"}
 _ACCESS_CODES = {0xC0000005, 0xC0000006}  # ACCESS_VIOLATION, IN_PAGE_ERROR
 
@@ -56,7 +56,7 @@ _X86_LAYOUT = (("edi", 0x9C), ("esi", 0xA0), ("ebx", 0xA4), ("edx", 0xA8), ("ecx
 _X86_SIZE = 0xC8
 
 
-class CorruptDump(Exception):
+class CorruptDump(BadInput):
     """The bytes start like a minidump but cannot be read as one."""
 
 
@@ -93,7 +93,7 @@ def parse(artifact: Artifact, case: Case) -> None:
     where = Where(artifact.name, 0)
     try:
         _read(artifact.name, data, case, where)
-    except Exception as err:  # a corrupt dump is a warning, never a failed triage
+    except DATA_ERRORS as err:  # a damaged dump is a warning; any other error is a bug (errors.py)
         case.claim(where, "minidump")
         reason = str(err) if isinstance(err, CorruptDump) else f"{type(err).__name__}: {err}"
         case.warnings.append(f"{artifact.name}: corrupt minidump ({reason}); nothing was read from it")
@@ -158,6 +158,7 @@ def _read(name: str, data: bytes, case: Case, where: Where) -> None:
                       "minidump system info", 60)
 
     modules = _modules(mf)
+    _module_versions(mf, where, case)
     records = mf.exception.exception_records if mf.exception is not None else []
     if not records:
         case.warnings.append(f"{name}: minidump without an exception stream: no crashing thread or fault to read")
@@ -169,9 +170,9 @@ def _read(name: str, data: bytes, case: Case, where: Where) -> None:
     tid = exc.ThreadId
 
     if linux:
-        signame = SIGNALS.get(code, str(code))
+        signame = signal_name(code)
         case.add_fact("signal", signame, where, f"minidump exception stream: signal {code} in thread {tid}", 95)
-        if code in _ADDRESS_SIGNALS:
+        if signame in FAULT_SIGNALS:
             case.add_fact("fault_address", f"{record.ExceptionAddress:#x}", where,
                           "minidump exception stream: si_addr", 90)
     elif platform in _WINDOWS_PLATFORMS or platform is None:
@@ -215,6 +216,28 @@ def _enum_value(value) -> int | None:
     if value is None:
         return None
     return value.value if hasattr(value, "value") else int(value)
+
+
+def file_version(info: object) -> str | None:
+    """A module's VS_FIXEDFILEINFO file version as ``a.b.c.d`` (None when the dump holds none)."""
+    ms, ls = getattr(info, "dwFileVersionMS", None), getattr(info, "dwFileVersionLS", None)
+    if not isinstance(ms, int) or not isinstance(ls, int) or getattr(info, "dwSignature", 0xFEEF04BD) != 0xFEEF04BD:
+        return None
+    if ms == 0 and ls == 0:
+        return None
+    return f"{ms >> 16}.{ms & 0xFFFF}.{ls >> 16}.{ls & 0xFFFF}"
+
+
+def _module_versions(mf, where: Where, case: Case) -> None:
+    """``module_version:NAME`` for every module with a version; the HIP runtime's is also the runtime's release."""
+    for m in (mf.modules.modules if mf.modules is not None else []):
+        version = file_version(m.versioninfo)
+        if not version or not m.name:
+            continue
+        name = re.split(r"[\\/]", m.name)[-1]
+        case.add_fact(f"module_version:{name.lower()}", version, where, f"minidump module list: {name} {version}", 80)
+        if name.lower().startswith(("amdhip64", "libamdhip64")):
+            case.add_fact("hip_version_runtime", version, where, f"minidump module list: {name} {version}", 80)
 
 
 def _modules(mf) -> list[_Module]:

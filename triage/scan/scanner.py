@@ -93,6 +93,7 @@ def _trie_regex(words: Sequence[str]) -> str:
 # megabytes of searching in all (the lines outside ASCII of a file Hyperscan read), the regex is
 # not worth compiling (a few hundred literals take some 70 ms).
 _MOST_FINDS = 64
+WIDE_CHARS = 16_384  # how much of a line outside ASCII the Python way reads (see _candidates)
 _SMALL_SEARCH = 3_000_000
 
 
@@ -279,7 +280,10 @@ class LineScanner:
         if not text.isascii():
             wide = _derived(text).wide(lines)
             extra: list[list[int]] = [[] for _ in self.patterns]
-            self._python(lines, wide, "\n".join(lines[i] for i in wide), tuple(self.by_hyperscan), extra)
+            # Every reader of a line reads its start (parsers skip long lines, conditions match the first
+            # 16 KiB): a long line outside ASCII is searched the Python way on its start only.
+            self._python([line[:WIDE_CHARS] for line in lines] if any(len(lines[i]) > WIDE_CHARS for i in wide) else lines,
+                         wide, "\n".join(lines[i][:WIDE_CHARS] for i in wide), tuple(self.by_hyperscan), extra)
             for index, more in enumerate(extra):
                 if more:
                     out[index] = sorted(set(out[index]).union(more))

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from triage import deadline
 from triage.model import Case, Frame, Stack
 from triage.symbolize import demangle, offsets
 from triage.symbolize.elf import SymbolIndex
-from triage.symbolize.known_frames import Build, find, load_all, module_build_id, module_version, split_module
+from triage.symbolize.known_frames import (Build, find, kernel_versions, load_all, module_build_id, module_version,
+                                           split_module)
 from triage.symbolize.symbols import Locator
 
 __all__ = ["module_version", "symbolize"]
@@ -35,10 +37,16 @@ def symbolize(case: Case, frames_dirs: Path | list[Path], symbols: Path | None =
     builds, problems = load_all([frames_dirs] if isinstance(frames_dirs, Path) else list(frames_dirs))
     case.warnings.extend(problems)
     namer = _Namer(case, builds, Locator(case.artifacts, symbols, case.warnings))
-    for stack in case.stacks:
-        for frame in stack.frames:
-            if frame.module and frame.offset is not None and not frame.symbol:
-                namer.name(frame)
+    try:
+        for stack in case.stacks:
+            for frame in stack.frames:
+                if frame.module and frame.offset is not None and not frame.symbol:
+                    deadline.check("symbolizing")
+                    namer.name(frame)
+    except deadline.OutOfTime:
+        budget = deadline.current()
+        case.warnings.append(budget.warning("symbolizing", "naming the stack frames") if budget else
+                             "symbolizing stopped: out of time")
     offsets.convert(case, builds, namer.locator)
     if fault and fault.module and fault.offset is not None and not fault.symbol:
         probe = Frame(index=0, where=fault.where, text="", module=fault.module, offset=fault.offset)
@@ -83,10 +91,11 @@ class _Namer:
     def __init__(self, case: Case, builds: list[Build], locator: Locator) -> None:
         self.case, self.builds, self.locator = case, builds, locator
         self.mangled = False
+        self.from_kernel = kernel_versions(case)
 
     def name(self, frame: Frame) -> None:
         module, offset = frame.module or "", frame.offset or 0
-        version, build_id = module_version(self.case, module), module_build_id(self.case, module)
+        version, build_id = module_version(self.case, module, self.from_kernel), module_build_id(self.case, module)
         match = self.locator.find(module, version, build_id)
         hit = None
         if match is not None:

@@ -56,15 +56,25 @@ def split_module(name: str) -> tuple[str, str | None]:
     return (m["base"], m["ver"]) if m else (base, None)
 
 
-def module_version(case: Case, module: str) -> str | None:
-    """The version of a library as loaded in this case: from its full file name or the runtime's own log."""
+def kernel_versions(case: Case) -> dict[str, str]:
+    """Library -> full version, from the kernel's fault lines (read once: a log may hold thousands)."""
+    out: dict[str, str] = {}
+    for kf in case.kernel_faults:
+        kf_library, kf_version = split_module(kf.module or "")
+        if kf_version and kf_version.count(".") >= 2:
+            out.setdefault(kf_library, kf_version)
+    return out
+
+
+def module_version(case: Case, module: str, from_kernel: dict[str, str] | None = None) -> str | None:
+    """The version of a library as loaded in this case: from its full file name, the kernel's fault lines
+    (``from_kernel``: kernel_versions(case), made once by a caller naming many frames) or the runtime's own log."""
     library, version = split_module(module)
     if version and version.count(".") >= 2:
         return version
-    for kf in case.kernel_faults:
-        kf_library, kf_version = split_module(kf.module or "")
-        if kf_library == library and kf_version and kf_version.count(".") >= 2:
-            return kf_version
+    known = (from_kernel if from_kernel is not None else kernel_versions(case)).get(library)
+    if known:
+        return known
     hip = case.fact("hip_version")
     if library == "libamdhip64.so" and hip and hip.score >= 100:
         major = hip.value.split(".")[0]
