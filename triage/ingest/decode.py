@@ -44,10 +44,19 @@ def _utf16_order(head: bytes) -> str | None:
     return None
 
 
-def decode(data: bytes) -> str:
-    """Decode user bytes; never raises (undecodable bytes become U+FFFD)."""
-    order = _utf16_order(data[:4096])
-    if order:
+def text_encoding(head: bytes) -> str:
+    """The encoding ``decode`` reads a text in, from its first bytes: ``utf-16-le``, ``utf-16-be`` or ``utf-8``."""
+    return _utf16_order(head[:4096]) or "utf-8"
+
+
+def decode(data: bytes, encoding: str | None = None) -> str:
+    """Decode user bytes; never raises (undecodable bytes become U+FFFD).
+
+    ``encoding`` (from ``text_encoding``) is for a piece cut from a longer text, whose own first bytes
+    may not say it: the last part of a UTF-16 file, without its byte order mark.
+    """
+    order = encoding if encoding is not None else _utf16_order(data[:4096])
+    if order and order != "utf-8":
         bom = codecs.BOM_UTF16_LE if order == "utf-16-le" else codecs.BOM_UTF16_BE
         body = data[len(bom):] if data.startswith(bom) else data
         text = body.decode(order, errors="replace")
