@@ -135,3 +135,12 @@ def test_pytorch_crash_handler_stack_on_windows() -> None:
     assert (frames[1].symbol, frames[1].symbol_offset) == ("at::cuda::_scaled_mm_v2", 0x487)
     assert frames[2].symbol == "at::_ops::_scaled_mm_v2::call"
     assert case.fault.code == "0xC0000005" and case.fault.module == "torch_hip.dll"
+
+
+def test_faulting_module_version_from_the_event_record() -> None:
+    """The Chinese record's "出错模块名称： amdhip64_7.dll， 版本： 7.2.2606.20": the HIP runtime's own version."""
+    facts = parse([artifact(ZH.read_text(encoding="utf-8"))]).flat_facts()
+    assert facts["module_version:amdhip64_7.dll"] == "7.2.2606.20"
+    assert facts["hip_version_runtime"] == "7.2.2606.20"
+    facts = parse([artifact((FIXTURES / "event-de.txt").read_text(encoding="utf-8"))]).flat_facts()
+    assert facts["module_version:msvcr120.dll"] == "12.0.21005.1" and "hip_version_runtime" not in facts

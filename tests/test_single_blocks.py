@@ -3,7 +3,6 @@ class from what the block can show, less confidently than the whole case, with a
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -24,7 +24,9 @@ _VARIABLE = re.compile(r"(?:\b|(?<=-D))(?:AMDGPU_TARGETS|GPU_TARGETS|CMAKE_HIP_A
                        r"ROCM_ARCH|AMDGPU_ARCH|OLLAMA_(?:ROCM_)?GFX|HIP_ARCHITECTURES)\s*[=:]\s*\"?(?P<v>[\w:;, +-]+)")
 _FLAG = re.compile(r"--(?:offload-arch|amdgpu-target|cuda-gpu-arch)[= ](?P<v>[\w:,+-]+)")
 _SUPPORTED = re.compile(r"supported[_ ]types[=:]\s*\"?\[(?P<v>[^\]]*)\]")
-_NEEDLES = Needles(_PY_LIST, _VARIABLE, _FLAG, _SUPPORTED)
+# clang-offload-bundler --list / llvm-objdump --offloading entries, and libomptarget's "Found N image(s): (gfx90a)"
+_BUNDLE_ENTRY = re.compile(r"^\s*(?:hipv4|hip|openmp)-amdgcn-amd-amdhsa-*-(?P<v>gfx[\w:+-]+)\s*$|Found \d+ image\(s\): \((?P<w>[^)]*)\)")
+_NEEDLES = Needles(_PY_LIST, _VARIABLE, _FLAG, _SUPPORTED, _BUNDLE_ENTRY)
 
 
 def parse(artifact: Artifact, case: Case) -> None:
@@ -37,5 +39,6 @@ def parse(artifact: Artifact, case: Case) -> None:
             continue
         spans = [m.group(0) for m in _PY_LIST.finditer(text)]
         spans += [m["v"] for pattern in (_VARIABLE, _FLAG, _SUPPORTED) for m in pattern.finditer(text)]
+        spans += [m["v"] or m["w"] for m in _BUNDLE_ENTRY.finditer(text)]
         for target in dict.fromkeys(t for span in spans for t in _TARGET.findall(span)):
             case.add_fact("build_targets", target, where, text.strip(), 40)

@@ -20,6 +20,7 @@ import re
 import threading
 from collections.abc import Iterator
 
+from triage import deadline
 from triage.model import Artifact
 from triage.resources import cache_dir, read_cached, write_cached
 from triage.scan.scanner import LineScanner, build_key
@@ -43,8 +44,15 @@ _MACHINE_MARK = re.compile(
     r"|The code execution cannot proceed because|The procedure entry point|could not be located in the dynamic link"
     r"|The specified (?:module|procedure) could not be found|\[WinError \d+\]|\(0x0*7[EF]\)"
     r"|^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"  # Python's logging, as rocm-smi prints it
+    # runtime messages worded as sentences (hipGetErrorString texts and their wrappers' prefixes)
+    r"|HIP out of memory|no ROCm-capable device|There is no device can be used|\bHIP Error \d+|Exception during processing"
+    r"|has detected a driver timeout|an illegal memory access was encountered|the launch timed out and was terminated"
+    r"|\brequires [^,\n]{1,80}, but you have "  # pip's dependency resolver
+    r"|\bsegfault at \S+ ip \S+|\berror \d+ in \S+\.so"  # a kernel fault line, addresses elided or not
+    r"|\bwhat\(\):|is not a recognized processor for this target"
 )
 _LABEL = re.compile(r"^\W{0,4}(?:[A-Za-z][\w.()/-]*\s?){1,5}:\s")
+_PIP = re.compile(r"\brequires [^,\n]{1,80}, but you have ")  # pip's resolver addresses the user, as a program
 _ENV_LABEL = re.compile(r"(?i)\b(?:GPU|CPU|OS|ROCm|HIP|driver|kernel|version|arch|device|runtime|component|system"
                         r"|graphics|platform|python|torch|environment|env|distro|model|card|APU|name)\b")
 _PERSON = re.compile(r"(?i:\b(?:i'm|i've|i'd|my|me|we|our|us|you|your)\b)|\bI\b|(?:^|[.!?]\s+)i\s")
@@ -71,7 +79,7 @@ def is_sentence(text: str) -> bool:
     or second person; a ``GPU: ...`` record is a record whatever its value says."""
     if (m := _LABEL.match(text)) and _ENV_LABEL.search(m.group(0)):
         return False
-    if not _PERSON.search(text):
+    if not _PERSON.search(text) or _PIP.search(text):
         return False
     words, stop = _sentence_words(_QUOTED.sub(" ", text))
     return words >= 4 and stop * 4 >= words
@@ -100,7 +108,9 @@ class Needles:
         self.slots = self._pass.add(patterns, exact)
 
     def lines(self, artifact: Artifact) -> list[int]:
-        """Indexes of the artifact's lines holding one of the needles, in order."""
+        """Indexes of the artifact's lines holding one of the needles, in order (a parser's start: the
+        analysis's deadline is checked here)."""
+        deadline.check("parsing")
         found = self._pass.scan(artifact)
         if len(self.slots) == 1:
             return found[self.slots[0]]

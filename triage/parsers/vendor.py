@@ -17,7 +17,7 @@ from triage.parsers.lines import Needles, is_sentence, readable
 _AMD_STRONG = re.compile(
     r"\bgfx\d{3,4}\b|\bgfx9\d[ac]\b|\bRadeon\b|\bInstinct\b|libamdhip64|amdhip64|\bROCm\b|/opt/rocm|\bhipError\w+"
     r"|HSA_STATUS_\w+|\bamdgpu\b|librocblas|rocBLAS|hipBLASLt|MIOpen|AMD_LOG_LEVEL|HSA_OVERRIDE_GFX_VERSION"
-    r"|HIP_LAUNCH_BLOCKING=1|AMD_SERIALIZE_KERNEL|TORCH_USE_HIP_DSA")
+    r"|HIP_LAUNCH_BLOCKING=1|AMD_SERIALIZE_KERNEL|TORCH_USE_HIP_DSA|\+rocm\d")
 # ZLUDA runs CUDA programs on AMD GPUs through a stand-in nvcuda.dll: its lines name NVIDIA's files on an AMD GPU.
 _ZLUDA = re.compile(r"zluda", re.IGNORECASE)
 _AMD_WEAK = re.compile(r"\bhip[A-Z]\w+\(|\bHIP\b|\bhsa_\w+|\bkfd\b|/dev/kfd")

@@ -31,9 +31,13 @@ _PACKAGE = re.compile(
 # `apt show rocm-core` / `dpkg -s`: "Package: rocm-core" and, a few lines on, "Version: 6.4.0.60400-47~22.04".
 _PACKAGE_NAME = re.compile(r"^Package:\s*(?:rocm-core|rocm-hip-runtime|hip-runtime-amd|rocm-libs|rocm-dev|rocm-hip-sdk)\s*$")
 _PACKAGE_VERSION = re.compile(r"^Version:\s*(?:\d+:)?(?P<v>\d+\.\d+\.\d+)")
+# `cat /opt/rocm/.info/version` prints the release on a line of its own.
+_INFO_VERSION = re.compile(r"\.info/version\b")
+_BARE_VERSION = re.compile(r"^\s*(?P<v>\d+\.\d+\.\d+)(?:[-.]\w+)*\s*$")
 _LIBRARY = re.compile(r"\bamdhip64_(?P<d>\d+)\.dll\b|\blibamdhip64\.so\.(?P<s>\d+)\b", re.IGNORECASE)
 
-_NEEDLES = Needles(_WHEEL, _RUNTIME, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION)
+_NEEDLES = Needles(_WHEEL, _RUNTIME, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
+                   _BARE_VERSION)
 
 # What each kind of mention says of the process, for derive/versions.py.
 KINDS = {"wheel": "rocm_version_wheel", "runtime": "hip_version_runtime", "path": "rocm_version_path",
@@ -42,6 +46,7 @@ KINDS = {"wheel": "rocm_version_wheel", "runtime": "hip_version_runtime", "path"
 
 def parse(artifact: Artifact, case: Case) -> None:
     package_at = -10  # the line of the last "Package: rocm-..." of an `apt show` / `dpkg -s`
+    info_at = -10  # the line of the last `cat /opt/rocm/.info/version`
     for index in _NEEDLES.lines(artifact):
         text = artifact.lines[index]
         if not readable(text):
@@ -60,6 +65,10 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.add_fact(KINDS["package"], m["v"], where, quoted, 40)
         for m in _LIBRARY.finditer(text):
             case.add_fact(KINDS["library"], m["d"] or m["s"], where, quoted, 20)
+        if _INFO_VERSION.search(text):
+            info_at = index
+        elif index == info_at + 1 and (m := _BARE_VERSION.match(text)):
+            case.add_fact(KINDS["package"], m["v"], where, quoted, 40)
         if _PACKAGE_NAME.match(text):
             package_at = index
         elif index - package_at <= 6 and (m := _PACKAGE_VERSION.match(text)):

@@ -51,7 +51,8 @@ def _labelled(kind: str, value: str) -> re.Pattern[str]:
 
 
 _EXCEPTION = _labelled("code", r"(?:0x)?(?P<c>[0-9a-fA-F]{8})\b")
-_FAULTING_MODULE = _labelled("module", r"(?P<m>[^\s,，、:：]+)")
+_FAULTING_MODULE = _labelled("module", r"(?P<m>[^\s,，、:：]+)(?:\s*[,，、]\s*(?:version|Version|versión|версия|版本|バージョン|버전)"
+                                       r"[ \t\u00a0]*[:：]?[ \t\u00a0]*(?P<v>\d+(?:\.\d+){1,3}))?")
 _FAULT_OFFSET = _labelled("offset", r"(?:0x)?(?P<o>[0-9a-fA-F]{4,16})\b")
 _FRAME = re.compile(
     r"^\s*(?P<a>0x[0-9A-Fa-f]{6,16}),\s*(?P<path>[^,()]+?)\s*"
@@ -169,6 +170,10 @@ def _record(text: str, where: Where, case: Case) -> None:
     if m := _FAULTING_MODULE.search(text):
         case.add_fact("faulting_module", m["m"], where, quoted, 80)
         case.claim(where, "exception", "fault")
+        if m["v"]:
+            case.add_fact(f"module_version:{m['m'].lower()}", m["v"], where, quoted, 80)
+            if m["m"].lower().startswith("amdhip64"):  # the HIP runtime's file version: its release is HIP's
+                case.add_fact("hip_version_runtime", m["v"], where, quoted, 80)
     if m := _FAULT_OFFSET.search(text):
         case.add_fact("fault_offset", f"0x{m['o'].lower()}", where, quoted, 80)
     if m := _SUMMARY.search(text):
