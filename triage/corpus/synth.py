@@ -57,7 +57,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "interop-semaphore": (
         "renderer: created swapchain {n}x{n} on device {n}",
         "renderer: interop semaphore {x} cannot be imported: handle type {n} unsupported by the importer",
-        "renderer: vkQueueSubmit returned VK_ERROR_DEVICE_LOST after {n} frames",
+        "renderer: queue submit returned status -4 after {n} frames",
         'Thread 7 "render" received signal SIGSEGV, Segmentation fault.',
         "#0  {x} in interop::Semaphore::signal(unsigned long) () from /usr/lib/libvkinterop.so.1",
         "#1  {x} in interop::Queue::present() () from /usr/lib/libvkinterop.so.1",
