@@ -9,6 +9,7 @@ demangling, the debuginfod layout and a non-zero kernel-offset delta.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -342,3 +343,32 @@ def test_cli_symbols_option_names_frames_in_the_json_report(hip: Path, tmp_path:
     assert (frame["symbol"], frame["symbol_source"]) == ("hipCreateSurfaceObject(__hip_surface**, hipResourceDesc const*)",
                                                          "dynsym")
     assert report["fault"]["symbol_source"] == "dynsym"
+
+
+# -- the one ELF reader (triage/elf.py) -------------------------------------------------------
+
+def test_sections_and_build_id_agree_with_readelf(hip: Path) -> None:
+    """Section names, offsets and sizes as ``readelf -SW`` lists them (NOBITS left out), and the build-id."""
+    from triage.elf import build_id, open_elf, sections
+
+    _tool("readelf")
+    listed = []
+    for line in _run("readelf", "-SW", str(hip)).splitlines():
+        m = re.match(r"^\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+([0-9a-f]+)", line)
+        if m and m[2] != "NOBITS":
+            listed.append((m[1], int(m[3], 16), int(m[4], 16)))
+    data = hip.read_bytes()
+    assert len(listed) > 20 and sections(data) == [("", 0, 0)] + listed[1:]  # readelf names section 0 by its type
+    with open(hip, "rb") as stream:
+        assert build_id(open_elf(stream), stream) == _build_id(hip)
+
+
+def test_cut_or_foreign_bytes_read_as_nothing(hip: Path) -> None:
+    from triage.elf import ElfError, gnu_build_id, open_elf, sections
+
+    data = hip.read_bytes()
+    assert sections(data[:4096]) == [] and sections(b"MDMP" + data[4:]) == []
+    notes = bytes.fromhex("040000001400000003000000474e5500") + bytes(range(20))
+    assert gnu_build_id(notes) == bytes(range(20)).hex() and gnu_build_id(notes[:30]) is None
+    with pytest.raises(ElfError):
+        open_elf(io.BytesIO(b"\x7fELF\x02\x01" + bytes(10)))

@@ -21,6 +21,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 
+from triage.elf import sections as elf_sections
 from triage.inspect.targets import TargetId, parse_target
 
 MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
@@ -120,13 +121,19 @@ def _entries(buf: bytes, at: int) -> tuple[list[Entry], str] | None:
 
 
 def _unpack(method: int, blob: bytes, size: int) -> bytes:
-    """Decompress one CCOB payload to at most ``size`` bytes (ImportError without zstandard)."""
+    """Decompress one CCOB payload to at most ``size`` bytes: zstd with the standard library's
+    ``compression.zstd`` (Python 3.14+), else ``zstandard`` (a dependency below 3.14); ImportError
+    only in an install that lacks both."""
     if method == 0:
         return zlib.decompressobj().decompress(blob, size)
-    import zstandard  # optional: pip install zstandard
+    try:
+        import compression.zstd as zstd
+    except ImportError:
+        import zstandard
 
-    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(blob)) as reader:
-        return reader.read(size)
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(blob)) as reader:
+            return reader.read(size)
+    return zstd.ZstdDecompressor().decompress(blob, max_length=size)
 
 
 def _compressed(buf: bytes, at: int) -> Bundle | None:
@@ -148,7 +155,7 @@ def _compressed(buf: bytes, at: int) -> Bundle | None:
     try:
         inner = _unpack(method, buf[at + header: at + total], unpacked)
     except ImportError:
-        bundle.note = "zstd-compressed: targets unknown until `pip install zstandard` (or 'hip-triage[zstd]')"
+        bundle.note = "zstd-compressed: targets unknown until `pip install zstandard` (a dependency this install lacks)"
         return bundle
     except Exception as err:  # zlib.error, zstandard.ZstdError: damaged data
         bundle.note = f"cannot decompress ({type(err).__name__}: {err})"
@@ -162,32 +169,10 @@ def _compressed(buf: bytes, at: int) -> Bundle | None:
     return bundle
 
 
-def _sections(buf: bytes) -> list[tuple[str, int, int]]:
-    """(name, file offset, size) of a 64-bit little-endian ELF's sections; [] for anything else."""
-    if buf[:6] != b"\x7fELF\x02\x01" or len(buf) < 64:
-        return []
-    try:
-        shoff, = struct.unpack_from("<Q", buf, 0x28)
-        entsize, count, names_index = struct.unpack_from("<HHH", buf, 0x3A)
-        if entsize < 64 or count > 10_000 or names_index >= count or shoff + count * entsize > len(buf):
-            return []
-        headers = [struct.unpack_from("<IIQQQQ", buf, shoff + i * entsize) for i in range(count)]
-        names_at = headers[names_index][4]
-        out = []
-        for name_off, kind, _flags, _addr, offset, size in headers:
-            end = buf.find(b"\0", names_at + name_off, names_at + name_off + 256)
-            name = buf[names_at + name_off: end].decode("ascii", "replace") if end > 0 else "?"
-            if kind != 8:  # SHT_NOBITS has no bytes in the file
-                out.append((name, offset, size))
-        return out
-    except struct.error:
-        return []
-
-
 def inspect_bytes(name: str, buf: bytes) -> FatBinary:
     """Every offload bundle in ``buf``, in file order."""
     result = FatBinary(name=name, size=len(buf))
-    sections = _sections(buf)
+    sections = elf_sections(buf)
     for magic in (MAGIC, CCOB):
         at = buf.find(magic)
         while at >= 0 and len(result.bundles) < MAX_BUNDLES:

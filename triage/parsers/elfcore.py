@@ -18,16 +18,15 @@ import os
 import struct
 from dataclasses import dataclass
 
+from triage.elf import elf_type, mapped_build_id
 from triage.errors import DATA_ERRORS, BadInput
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.codes import FAULT_SIGNALS, signal_name
 
-ET_CORE = 4
 EM_X86_64 = 62
 PF_X = 1
 MAX_FRAMES = 256
 MAX_SCAN_WORDS = 16384  # 128 KiB of stack scanned at most
-MAX_NOTE_BYTES = 4096
 
 REGISTERS = ("r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx",
              "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base",
@@ -132,11 +131,7 @@ class Modules:
 
 
 def is_core(data: bytes | None) -> bool:
-    return bool(data) and len(data) >= 18 and data[:4] == b"\x7fELF" and _e_type(data) == ET_CORE
-
-
-def _e_type(data: bytes) -> int:
-    return struct.unpack("<H" if data[5] != 2 else ">H", data[16:18])[0]
+    return bool(data) and elf_type(data[:64]) == "ET_CORE"
 
 
 def parse(artifact: Artifact, case: Case) -> None:
@@ -278,50 +273,10 @@ def _prstatus(raw: bytes | None, problems: list[str]) -> tuple[dict[str, int] | 
 
 def _build_ids(case: Case, modules: Modules, memory: Memory, where: Where) -> None:
     for path, base in list(modules.base.items())[:512]:
-        build_id = read_build_id(memory, base)
+        build_id = mapped_build_id(memory.read, base)
         if build_id:
             module = os.path.basename(path)
             case.add_fact(f"build_id:{module}", build_id, where, f"NT_GNU_BUILD_ID of {path} in core memory")
-
-
-def read_build_id(memory: Memory, base: int) -> str | None:
-    """NT_GNU_BUILD_ID from a mapped ELF's headers, when the core holds its first page."""
-    head = memory.read(base, 64)
-    if not head or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
-        return None
-    phoff, = struct.unpack_from("<Q", head, 32)
-    phentsize, phnum = struct.unpack_from("<HH", head, 54)
-    if phentsize < 56 or phnum > 128:
-        return None
-    phdrs = []
-    for i in range(phnum):
-        raw = memory.read(base + phoff + i * phentsize, 56)
-        if raw is None:
-            return None
-        phdrs.append(struct.unpack_from("<IIQQQQQQ", raw))  # type flags offset vaddr paddr filesz memsz align
-    first_load = next((p for p in phdrs if p[0] == 1), None)
-    bias = base - (first_load[3] - first_load[2]) if first_load else base  # vaddr of file offset 0
-    for p_type, _, _, vaddr, _, filesz, _, _ in phdrs:
-        if p_type != 4:  # PT_NOTE
-            continue
-        raw = memory.read(bias + vaddr, min(filesz, MAX_NOTE_BYTES))
-        if raw and (found := _gnu_build_id(raw)):
-            return found
-    return None
-
-
-def _gnu_build_id(raw: bytes) -> str | None:
-    pos = 0
-    while pos + 12 <= len(raw):
-        namesz, descsz, kind = struct.unpack_from("<III", raw, pos)
-        name_end = pos + 12 + ((namesz + 3) & ~3)
-        desc_end = name_end + ((descsz + 3) & ~3)
-        if desc_end > len(raw):
-            return None
-        if kind == 3 and raw[pos + 12:pos + 12 + namesz].rstrip(b"\0") == b"GNU":
-            return raw[name_end:name_end + descsz].hex()
-        pos = desc_end
-    return None
 
 
 def _frame(index: int, address: int, modules: Modules, where: Where, note: str | None) -> Frame:

@@ -9,7 +9,7 @@ Core files (``ET_CORE``) belong to the ``elfcore`` parser.
 from __future__ import annotations
 
 from triage.model import Artifact, Case, Where
-from triage.symbolize.elf import elf_type
+from triage.elf import elf_type
 
 
 def parse(artifact: Artifact, case: Case) -> None:

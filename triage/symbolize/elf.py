@@ -1,6 +1,6 @@
 """A symbol index of one ELF library: function names with their sizes, keyed by GNU build-id.
 
-pyelftools finds the headers, sections, notes and program headers; the symbol table itself
+triage.elf reads the headers and notes (with pyelftools); the symbol table itself
 is read with ``struct`` in one pass, since a large library (libLLVM: ~46,000 exports) would
 take seconds symbol by symbol. The index is a few flat ``array`` columns sorted by address,
 so that a lookup is a binary search and the per-user cache (``cache_dir("symbols")``) is a
@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from triage.elf import ElfError, open_elf, program_headers, section_headers
+from triage.elf import build_id as read_notes_build_id
 from triage.resources import cache_dir, read_cached, write_cached
 
 FORMAT = 1  # bump when the pickled layout changes
@@ -28,13 +30,7 @@ _STT_FUNC, _STT_GNU_IFUNC = 2, 10
 _SHN_UNDEF, _SHN_LORESERVE = 0, 0xFF00
 _BIND_RANK = {1: 0, 2: 1, 0: 2}  # GLOBAL before WEAK before LOCAL when several names share an address
 _PF_X = 1
-_NT_GNU_BUILD_ID = 3
-_MAX_NOTES = 1 << 16
 _memo: dict[str, "SymbolIndex"] = {}
-
-
-class ElfError(Exception):
-    """The file is not an ELF this module can read (truncated, corrupt, not an object file)."""
 
 
 @dataclass(frozen=True)
@@ -101,18 +97,10 @@ class SymbolIndex:
         return next((s for s in self.segments if s.offset <= file_offset < s.offset + s.filesz), None)
 
 
-def elf_type(data: bytes) -> str | None:
-    """``ET_DYN``, ``ET_EXEC``, ``ET_CORE`` ... from an ELF header's first bytes; None if it is not ELF."""
-    if len(data) < 18 or data[:4] != b"\x7fELF" or data[5] not in (1, 2):
-        return None
-    kind = int.from_bytes(data[16:18], "little" if data[5] == 1 else "big")
-    return {1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}.get(kind, f"type {kind}")
-
-
 def read_build_id(stream: BinaryIO) -> str | None:
     """The GNU build-id of an ELF file, read from its PT_NOTE segments or note sections."""
     try:
-        return _build_id(_elffile(stream), stream)
+        return read_notes_build_id(open_elf(stream), stream)
     except ElfError:
         return None
 
@@ -123,8 +111,8 @@ def load_index(source: Path | bytes) -> SymbolIndex:
     Raises ElfError when the bytes are not a readable ELF.
     """
     with _open(source) as stream:
-        elf = _elffile(stream)
-        build_id = _build_id(elf, stream)
+        elf = open_elf(stream)
+        build_id = read_notes_build_id(elf, stream)
         size = stream.seek(0, io.SEEK_END)
         key = _key(source, build_id, size)
         if key in _memo:
@@ -145,9 +133,9 @@ def build(elf: object, stream: BinaryIO, build_id: str | None) -> SymbolIndex:
     try:
         segments = tuple(
             Segment(h["p_offset"], h["p_vaddr"], h["p_filesz"], h["p_memsz"], bool(h["p_flags"] & _PF_X))
-            for h in _program_headers(elf, stream) if h["p_type"] == "PT_LOAD"
+            for h in program_headers(elf, stream) if h["p_type"] == "PT_LOAD"
         )
-        sections = _section_headers(elf, stream)
+        sections = section_headers(elf, stream)
         found = None
         for kind, table in (("SHT_SYMTAB", "symtab"), ("SHT_DYNSYM", "dynsym")):
             rows, strings = _symbols(elf, stream, sections, kind)
@@ -203,77 +191,12 @@ def _symbols(elf: object, stream: BinaryIO, sections: list, kind: str) -> tuple[
     return rows, strings
 
 
-def _headers(elf: object, stream: BinaryIO, layout_name: str, prefix: str, limit: int) -> list:
-    """A header table parsed with pyelftools' own structs, without building section objects
-    (pyelftools decodes a whole hash table when it builds that section: 0.3 s on libLLVM)."""
-    from elftools.common.utils import struct_parse
-
-    header = elf.header  # type: ignore[attr-defined]
-    count, size, start = header[f"{prefix}num"], header[f"{prefix}entsize"], header[f"{prefix}off"]
-    if count > limit:
-        raise ElfError(f"{count} entries in the {layout_name} table")
-    layout = getattr(elf.structs, layout_name)  # type: ignore[attr-defined]
-    return [struct_parse(layout, stream, stream_pos=start + i * size) for i in range(count if start else 0)]
-
-
-def _program_headers(elf: object, stream: BinaryIO) -> list:
-    return _headers(elf, stream, "Elf_Phdr", "e_ph", 4096)
-
-
-def _section_headers(elf: object, stream: BinaryIO) -> list:
-    return _headers(elf, stream, "Elf_Shdr", "e_sh", 65535)
-
-
 def _read(stream: BinaryIO, offset: int, size: int) -> bytes:
     stream.seek(offset)
     data = stream.read(size)
     if len(data) != size:
         raise ElfError(f"section at 0x{offset:x} runs past the end of the file")
     return data
-
-
-def _elffile(stream: BinaryIO) -> object:
-    from elftools.elf.elffile import ELFFile
-
-    head = stream.read(64)
-    stream.seek(0)
-    if elf_type(head) is None:
-        raise ElfError("not an ELF file")
-    try:
-        return ELFFile(stream)
-    except Exception as err:
-        raise ElfError(f"{type(err).__name__}: {err}") from None
-
-
-def _build_id(elf: object, stream: BinaryIO) -> str | None:
-    """NT_GNU_BUILD_ID from the PT_NOTE segments, else from the note sections (a debug file's)."""
-    try:
-        tables = [(h["p_offset"], h["p_filesz"]) for h in _program_headers(elf, stream) if h["p_type"] == "PT_NOTE"]
-        tables += [(h["sh_offset"], h["sh_size"]) for h in _section_headers(elf, stream) if h["sh_type"] == "SHT_NOTE"]
-        order = "little" if elf.little_endian else "big"  # type: ignore[attr-defined]
-        for offset, size in tables:
-            stream.seek(offset)
-            if found := _gnu_build_id(stream.read(min(size, _MAX_NOTES)), order):
-                return found
-    except ElfError:
-        raise
-    except Exception as err:
-        raise ElfError(f"notes unreadable ({type(err).__name__}: {err})") from None
-    return None
-
-
-def _gnu_build_id(raw: bytes, order: str) -> str | None:
-    position = 0
-    while position + 12 <= len(raw):
-        namesz, descsz, kind = (int.from_bytes(raw[position + i:position + i + 4], order) for i in (0, 4, 8))  # type: ignore[arg-type]
-        name_end = position + 12 + ((namesz + 3) & ~3)
-        desc_end = name_end + ((descsz + 3) & ~3)
-        if desc_end > len(raw):
-            return None
-        if kind == _NT_GNU_BUILD_ID and raw[position + 12:position + 12 + namesz].rstrip(b"\0") == b"GNU":
-            return raw[name_end:name_end + descsz].hex()
-        position = desc_end
-    return None
 
 
 class _open:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from triage.model import Artifact
-from triage.symbolize.elf import ElfError, SymbolIndex, elf_type, load_index, read_build_id
+from triage.elf import ElfError, elf_type
+from triage.symbolize.elf import SymbolIndex, load_index, read_build_id
 from triage.symbolize.known_frames import split_module, split_module_path
 
 MAX_FOLDER_FILES = 200_000  # files looked at in a symbol folder before the search stops
