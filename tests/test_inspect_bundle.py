@@ -152,6 +152,7 @@ def test_zlib_ccob_around_a_real_bundle() -> None:
 
 def test_zstd_without_zstandard_still_reads_the_header(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "zstandard", None)
+    monkeypatch.setitem(sys.modules, "compression.zstd", None)
     fat = _fat("libcompressed.so")
     assert [b.compression for b in fat.bundles] == ["zstd"] and not fat.bundles[0].targets
     assert "pip install zstandard" in fat.warnings[0]

@@ -67,7 +67,8 @@ def write_table(table: "pandas.DataFrame", output: Path) -> None:
         try:
             table.to_parquet(output, index=False)
         except ImportError:
-            raise CorpusError("writing parquet needs pyarrow: pip install 'hip-triage[corpus]' (or write .csv)") from None
+            raise CorpusError("writing parquet needs pyarrow, which hip-triage depends on: pip install pyarrow "
+                             "(or write .csv)") from None
     elif suffix == ".csv":
         flat = table.copy()
         for name in (n for n, dtype in COLUMNS.items() if dtype == "list"):

@@ -28,7 +28,7 @@ def load_table(source: str | Path | pd.DataFrame, **analyze_options: object) -> 
         try:
             return typed(pd.read_parquet(path))
         except ImportError:
-            raise CorpusError("reading parquet needs pyarrow: pip install 'hip-triage[corpus]'") from None
+            raise CorpusError("reading parquet needs pyarrow, which hip-triage depends on: pip install pyarrow") from None
         except Exception as err:
             raise CorpusError(f"{path}: not a readable parquet table ({err})") from None
     if path.is_file() and path.suffix.lower() == ".csv":
