@@ -99,3 +99,53 @@ def test_signatures_test_runs_the_examples() -> None:
 def test_version() -> None:
     done = triage("--version")
     assert done.returncode == 0 and done.stdout.startswith(b"hip-triage ")
+
+
+def test_markdown_suffix_writes_markdown_and_an_unknown_suffix_is_an_error(tmp_path: Path) -> None:
+    out = tmp_path / "r.markdown"
+    assert triage(str(SEED_000), "-o", str(out)).returncode == 0
+    assert out.read_text().startswith("<!-- hip-triage-report -->\n## `device-libs-missing`")
+    done = triage(str(SEED_000), "-o", str(tmp_path / "r.pdf"))
+    assert done.returncode == 2 and not (tmp_path / "r.pdf").exists()
+    assert done.stderr.decode().count("\n") == 1 and "'.pdf'" in done.stderr.decode() and ".markdown" in done.stderr.decode()
+
+
+def test_empty_input_is_an_input_error_not_an_unknown_report(tmp_path: Path) -> None:
+    for stdin in (b"", b" \n\r\n\t\n"):
+        done = triage("-", stdin=stdin)
+        assert (done.returncode, done.stdout) == (2, b"")
+        assert done.stderr == b"triage: nothing to read: standard input is empty\n"
+    (tmp_path / "empty.log").write_bytes(b"")
+    done = triage(str(tmp_path / "empty.log"), "-f", "json")
+    assert done.returncode == 2 and b"empty.log is empty" in done.stderr
+
+
+def test_stdin_at_a_terminal_says_how_to_end_it() -> None:
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "triage", "-"], stdin=follower, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        os.write(leader, (SEED_000 / "hip.log").read_bytes()[:3000].split(b"\n", 1)[0] + b"\n\x04")
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert b"reading standard input" in err and b"Ctrl-D" in err
+    assert proc.returncode in (0, 1) and out
+    piped = triage("-", stdin=b"hello\n")
+    assert b"Ctrl-D" not in piped.stderr
+
+
+def test_signatures_show_a_class_lists_its_signatures_and_conditions_read_as_words() -> None:
+    done = triage("signatures", "show", "device-libs-missing")
+    out = done.stdout.decode()
+    assert done.returncode == 0 and out.startswith("class device-libs-missing: ")
+    assert "hip-blit-kernels-device-libs-missing" in out
+    story = triage("signatures", "show", "hip-blit-kernels-device-libs-missing").stdout.decode()
+    assert "fault: signal SEGV, module amdhip64" in story and "fact: crash_site, equals blit-kernels-failed" in story
+    assert not re.search(r"\{'|\['", story), "a Python repr in the story"
+    done = triage("signatures", "show", "no-such-thing")
+    assert done.returncode == 2 and b"no signature or class" in done.stderr

@@ -251,6 +251,8 @@ def test_command_writes_table_reports_and_dashboard(tmp_path: Path) -> None:
     done = _cli("corpus", *map(str, CASES), "-o", str(out), "--reports", str(reports), "--dashboard", str(page), "-j", "2")
     assert done.returncode == 0, done.stderr
     assert "3 cases: 3 diagnosed" in done.stdout
+    first = done.stdout.splitlines()[0]
+    assert "{" not in first and re.search(r"; \d+ (?:parsed|read from the cache|matched again from the cache)", first)
     _check_against_labels(load_table(out))
     assert sorted(p.name for p in reports.iterdir()) == sorted(f"{c.name}.html" for c in CASES)
     assert "<svg" in page.read_text()

@@ -12,13 +12,16 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from typer.core import TyperGroup
 
 from triage import __version__
 from triage.commands import EXIT_DIAGNOSED, EXIT_UNKNOWN, fail, register_all
+
+if TYPE_CHECKING:
+    from triage.model import Artifact
 
 _DEFAULT = "run"
 
@@ -40,7 +43,31 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
-_SUFFIX_FORMAT = {".html": Format.html, ".htm": Format.html, ".md": Format.md, ".json": Format.json}
+_SUFFIX_FORMAT = {".html": Format.html, ".htm": Format.html, ".md": Format.md, ".markdown": Format.md,
+                  ".json": Format.json, ".txt": Format.text, ".text": Format.text, "": Format.text}
+
+
+def _format_of(output: Path) -> Format:
+    """The format ``-o``'s suffix names; a suffix that names none is an error, not a text report under
+    a misleading name."""
+    chosen = _SUFFIX_FORMAT.get(output.suffix.lower())
+    if chosen is None:
+        known = " ".join(sorted(s for s in _SUFFIX_FORMAT if s))
+        raise fail(f"{output}: cannot tell the report format from {output.suffix!r}; name the file {known}, "
+                   "or give -f text|json|html|md")
+    return chosen
+
+
+def _has_content(artifact: Artifact) -> bool:
+    """Anything but blank lines: a binary file, or a text with a visible character."""
+    return artifact.size > 0 and (not artifact.lines or any(line.strip() for line in artifact.lines))
+
+
+def _nothing_to_read(paths: list[str], names: list[str]) -> str:
+    if not names:
+        return f"nothing to read in {' '.join(paths)}"
+    shown = ", ".join("standard input" if name == "<stdin>" else name for name in names)
+    return f"nothing to read: {shown} {'is' if len(names) == 1 else 'are'} empty"
 
 app = typer.Typer(
     cls=_PathsFirst,
@@ -89,12 +116,15 @@ def run(
     from triage.pipeline import triage
     from triage.report import render
 
-    chosen = fmt or (_SUFFIX_FORMAT.get(output.suffix.lower()) if output else None) or Format.text
+    chosen = fmt or (_format_of(output) if output else Format.text)
+    if "-" in paths and sys.stdin.isatty():  # a user who typed `triage -` waits on a silent terminal otherwise
+        typer.echo("triage: reading standard input: paste the log, then press Ctrl-D on a new line "
+                   "(Ctrl-Z, Enter on Windows)", err=True)
     try:
         result = triage(paths, stdin=sys.stdin.buffer if "-" in paths else None, signatures=signatures,
                         symbols=symbols)
-        if not result.case.artifacts and not result.case.warnings:
-            raise fail(f"nothing to read in {' '.join(paths)}")
+        if not result.case.warnings and not any(map(_has_content, result.case.artifacts)):
+            raise fail(_nothing_to_read(paths, [a.name for a in result.case.artifacts]))
         report = render(result, chosen.value, templates, redact=redact)
     except (IngestError, SignatureError, FileNotFoundError) as err:
         raise fail(str(err)) from None
@@ -177,19 +207,28 @@ def signatures_lint(
 
 @signatures_app.command("show")
 def signatures_show(
-    signature_id: str = typer.Argument(..., help="A signature id (see `triage signatures list`)."),
+    signature_id: str = typer.Argument(..., help="A signature id, or a class to list its signatures "
+                                       "(see `triage signatures list`)."),
     signatures: Optional[Path] = typer.Option(None, "--signatures", help="Signature folder (default: the shipped one)."),
 ) -> None:
-    """Print one signature's story for support staff: meaning, evidence, workarounds, references."""
+    """Print one signature's story for support staff (meaning, evidence, workarounds, references),
+    or the signatures of a class: a report names both, and either is what staff look up."""
     from triage.match import load
     from triage.report import render_catalogue
     from triage.resources import data_dir
 
     db = load(signatures or data_dir("signatures"))
     chosen = [s for s in db.signatures if s.id == signature_id]
-    if not chosen:
-        raise fail(f"no signature {signature_id!r}; `triage signatures list` shows the ids")
-    typer.echo(render_catalogue(db, chosen, "signature.txt.j2"))
+    if chosen:
+        typer.echo(render_catalogue(db, chosen, "signature.txt.j2"))
+        return
+    members = [s for s in db.signatures if s.klass == signature_id]
+    if not members:
+        raise fail(f"no signature or class {signature_id!r}; `triage signatures list` shows the ids and classes")
+    typer.echo(f"class {signature_id}: {len(members)} signature{'s' * (len(members) != 1)} "
+               "(`triage signatures show ID` tells one's story)")
+    for sig in members:
+        typer.echo(f"  {sig.id:<40} {sig.status:<12} {sig.title}")
 
 
 @signatures_app.command("catalogue")

@@ -78,10 +78,20 @@ def write_table(table: "pandas.DataFrame", output: Path) -> None:
         raise CorpusError(f"{output}: the table is written as .parquet or .csv")
 
 
+_CACHE_WORDS = {"hit": "read from the cache", "rematch": "matched again from the cache", "parse": "parsed",
+                "error": "failed"}
+
+
+def _cache_words(tally: dict[str, int]) -> str:
+    """How the cases were done, in words (``12 read from the cache, 3 parsed``), not a dict's repr."""
+    done = [f"{tally[how]} {words}" for how, words in _CACHE_WORDS.items() if tally.get(how)]
+    return ", ".join(done) or "no case done"
+
+
 def _summary(table: "pandas.DataFrame", clusters: list) -> str:
     known = table[table["class"].astype("object") != "unknown"]
     lines = [f"{len(table)} cases: {len(known)} diagnosed, {int((table['class'] == 'unknown').sum())} unknown, "
-             f"{int(table['error'].notna().sum())} unreadable; cache {table.attrs.get('cache', {})}"]
+             f"{int(table['error'].notna().sum())} unreadable; {_cache_words(table.attrs.get('cache', {}))}"]
     lines += [f"  {int(n):>6}  {c}" for c, n in table["class"].astype("object").value_counts().items()]
     lines.append("top signatures:")
     lines += [f"  {int(n):>6}  {s}" for s, n in known["signature"].astype("object").value_counts().head(10).items()]

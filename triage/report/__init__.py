@@ -143,6 +143,30 @@ def render(result: Result, fmt: str, templates: Path | None = None, redact: bool
     return template.render(report=report, case_lines=case_lines)
 
 
+def _words(value: object) -> str:
+    """One value of a condition as a person writes it: lists joined, yes/no for booleans."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(map(_words, value))
+    if isinstance(value, dict):
+        return "; ".join(spec_text(key, inner) for key, inner in value.items())
+    return str(value)
+
+
+def spec_text(kind: str, spec: object) -> str:
+    """A condition in words (``fault: signal SEGV, module amdhip64``, ``any of [log: ...; fact: ...]``),
+    for support staff reading ``triage signatures show``: never a Python dict's repr."""
+    if kind in ("all_of", "any_of", "not"):
+        parts = spec if isinstance(spec, list) else [spec]
+        return f"{kind.replace('_', ' ')} [{'; '.join(_words(part) for part in parts)}]"
+    if isinstance(spec, dict):
+        name = [str(spec["name"])] if "name" in spec else []
+        return f"{kind}: " + ", ".join(name + [f"{key.replace('_', ' ')} {_words(value)}"
+                                               for key, value in spec.items() if key != "name"])
+    return f"{kind}: {_words(spec)}"
+
+
 def render_catalogue(db: Database, signatures: list[Signature], template: str, templates: Path | None = None) -> str:
     """Describe signatures in general terms (no case to fill them from): the catalogue page or one story.
 
@@ -151,6 +175,7 @@ def render_catalogue(db: Database, signatures: list[Signature], template: str, t
     env = _environment(templates)
     env.filters["story"] = lambda text: fill(text, {})
     env.filters["commands"] = lambda text: fill(text, {}, prose=False)
+    env.filters["spec"] = lambda cond: spec_text(cond.kind, cond.sources.get("log") if cond.kind == "log" else cond.spec)
     return env.get_template(template).render(db=db, signatures=signatures)
 
 
