@@ -285,6 +285,30 @@ def test_overlap_bomb_is_refused_fast_and_small(tmp_path: Path) -> None:
     assert "bomb.zip: entries overlap: a zip bomb; not read" in warnings
 
 
+def test_a_log_of_repeated_frames_stays_under_512_mib(tmp_path: Path) -> None:
+    """16 MiB of gdb frame lines (190,000 frames, each naming a ROCm library): once 1 GB, every frame
+    and every repeated fact of it kept. Frames stop at a limit with a warning; a fact repeated past a
+    limit adds nothing."""
+    from triage.parsers.backtrace import MAX_FRAMES
+
+    log = tmp_path / "frames.log"
+    with log.open("w") as out:
+        for i in range(190_000):
+            out.write(f"#{i % 60} 0x00007f{i * 7919:010x} in hipfunc{i % 997}(int, char*) () from "
+                      "/opt/rocm/lib/libamdhip64.so.6\n")
+    report = tmp_path / "report.json"
+    env = dict(os.environ, TRIAGE_CACHE="0", HOME=str(tmp_path))
+    env.pop("TRIAGE_DEBUG", None)
+    done = subprocess.run([sys.executable, "-c", _PEAK, str(TIMEOUT - 20), sys.executable, "-m", "triage", str(log),
+                           "-f", "json", "-o", str(report)], capture_output=True, timeout=TIMEOUT, env=env, cwd=tmp_path)
+    run = json.loads(done.stdout)
+    assert run["returncode"] in (0, 1), run
+    assert run["maxrss"] < 512 << 20, f"peak {run['maxrss'] >> 20} MiB"
+    result = json.loads(report.read_text(encoding="utf-8"))
+    assert sum(len(s["frames"]) for s in result["stacks"]) == MAX_FRAMES
+    assert any(f"over {MAX_FRAMES} stack frames in all" in w for w in result["warnings"])
+
+
 def _many_frames_log() -> str:
     """~760 KB: thousands of unnamed gdb frames in many libraries, and kernel fault lines of many
     library builds (each frame once scanned every fault line)."""

@@ -160,6 +160,9 @@ class Finding:
 LIST_FACTS = frozenset({"gfx_archs", "collect_missing", "rocm_versions", "ldd_library", "build_targets"})
 
 
+FACT_REPEATS = 64  # candidates kept for one fact name, value and score
+
+
 @dataclass
 class Case:
     """Everything parsed from one user's submission."""
@@ -180,8 +183,15 @@ class Case:
     claims: dict[str, dict[int, str]] = field(default_factory=dict)  # artifact -> line -> kind of machine output
     inputs: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
+    fact_repeats: dict[tuple[str, str, int], int] = field(default_factory=dict, repr=False)  # see add_fact
 
     def add_fact(self, name: str, value: str, where: Where, text: str, score: int = 10) -> None:
+        """Record a candidate; past FACT_REPEATS of one name, value and score the rest are dropped: a later
+        one is never the best (``fact``), and a log that repeats a line a million times costs no memory."""
+        seen = self.fact_repeats.get((name, value, score), 0)
+        if seen >= FACT_REPEATS:
+            return
+        self.fact_repeats[(name, value, score)] = seen + 1
         self.facts.setdefault(name, []).append(Fact(name, value, where, text, score))
 
     def fact(self, name: str) -> Fact | None:
@@ -243,6 +253,8 @@ class Workaround:
     verified: bool
     risk: str = ""
     note: str = ""
+    verified_by: str = ""  # who found that it works, and where (a public link): shown with a verified one
+    verified_link: str = ""
 
 
 @dataclass

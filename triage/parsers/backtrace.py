@@ -53,6 +53,7 @@ _CURRENT_INSN = re.compile(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P
 _NEEDLES = Needles(_FRAME, _THREAD, _SIGNAL, _SI_CODE, _GDB_SIGNAL, _FOLLY_SIGNAL, _SHELL_SIGNAL, _EXECUTABLE, _REGISTER, _CURRENT_INSN,
                    _CONTINUATION, _STOP)
 
+MAX_FRAMES = 20_000  # in one analysis: a few hundred threads' stacks; a dump of frames past it costs memory, not insight
 
 
 def is_symbol(text: str) -> bool:
@@ -135,6 +136,7 @@ def parse(artifact: Artifact, case: Case) -> None:
     current: list[Frame] = []
     start = thread = None
     last = -10
+    room = MAX_FRAMES - sum(len(s.frames) for s in case.stacks)
     for index, text in _records(artifact):
         number = index + 1
         where = Where(artifact.name, number)
@@ -146,6 +148,11 @@ def parse(artifact: Artifact, case: Case) -> None:
         m = _FRAME.match(text)
         fields = parse_frame_text(m["rest"]) if m else None
         if fields is not None:
+            if room <= 0:
+                case.warnings.append(f"{artifact.name}: over {MAX_FRAMES} stack frames in all; frames from line "
+                                     f"{number} on not read")
+                break
+            room -= 1
             index = int(m["i"])
             if current and (index <= current[-1].index or number - last > 3):
                 _close(case, current, start, thread)
