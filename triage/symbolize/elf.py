@@ -18,6 +18,7 @@ import struct
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
@@ -30,7 +31,6 @@ _STT_FUNC, _STT_GNU_IFUNC = 2, 10
 _SHN_UNDEF, _SHN_LORESERVE = 0, 0xFF00
 _BIND_RANK = {1: 0, 2: 1, 0: 2}  # GLOBAL before WEAK before LOCAL when several names share an address
 _PF_X = 1
-_memo: dict[str, "SymbolIndex"] = {}
 
 
 @dataclass(frozen=True)
@@ -113,18 +113,22 @@ def load_index(source: Path | bytes) -> SymbolIndex:
     with _open(source) as stream:
         elf = open_elf(stream)
         build_id = read_notes_build_id(elf, stream)
-        size = stream.seek(0, io.SEEK_END)
-        key = _key(source, build_id, size)
-        if key in _memo:
-            return _memo[key]
-        folder = cache_dir("symbols")
-        cached = folder / f"{key}.v{FORMAT}.pickle" if folder else None
-        index = read_cached(cached) if cached else None
-        if not isinstance(index, SymbolIndex):
-            index = build(elf, stream, build_id)
-            if cached:
-                write_cached(cached, index)
-    _memo[key] = index
+        key = _key(source, build_id, stream.seek(0, io.SEEK_END))
+    return _index(key, source, build_id)
+
+
+@lru_cache(maxsize=32)
+def _index(key: str, source: Path | bytes, build_id: str | None) -> SymbolIndex:
+    """One index a process (an index never changes once built: shared by every thread), else the per-user
+    cache's, else built."""
+    folder = cache_dir("symbols")
+    cached = folder / f"{key}.v{FORMAT}.pickle" if folder else None
+    index = read_cached(cached) if cached else None
+    if not isinstance(index, SymbolIndex):
+        with _open(source) as stream:
+            index = build(open_elf(stream), stream, build_id)
+        if cached:
+            write_cached(cached, index)
     return index
 
 
