@@ -1,0 +1,7 @@
+"""``python -m triage.issuebot``."""
+
+import sys
+
+from triage.issuebot.cli import main
+
+sys.exit(main())
