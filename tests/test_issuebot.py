@@ -484,7 +484,7 @@ def test_attachment_links_only_from_githubs_attachment_hosts() -> None:
             "![img](https://github.com/user-attachments/assets/abc) https://github.com/user-attachments/files/4/x.png "
             "https://example.com/files/5/evil.log http://github.com/user-attachments/files/6/plain.log "
             "https://github.com.evil.com/user-attachments/files/7/a.log https://github.com:8443/o/r/files/8/b.log "
-            "https://user@github.com/o/r/files/9/c.log https://github.com/o/r/blob/main/x.log "
+            "https://user@github.com/o/r/files/9/c.log https://github.com/o/r/blob/main/x.log https://github.com:x/o/r/files/1/e.log "
             "https://raw.githubusercontent.com/o/r/main/d.log https://github.com/user-attachments/files/1/logs.zip")
     assert fetch.attachment_urls(body) == [
         "https://github.com/user-attachments/files/1/logs.zip", "https://github.com/user-attachments/files/2/crash.DMP",

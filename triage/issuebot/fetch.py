@@ -41,7 +41,11 @@ class Fetcher(Protocol):
 def is_attachment(url: str) -> bool:
     """A link to a file GitHub holds for an issue, with a suffix triage reads."""
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme != "https" or parts.hostname not in ATTACHMENT_HOSTS or parts.port is not None or parts.username:
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number
+        return False
+    if parts.scheme != "https" or parts.hostname not in ATTACHMENT_HOSTS or port is not None or parts.username:
         return False
     if parts.hostname == "github.com" and not _GITHUB_FILE.fullmatch(parts.path):
         return False
