@@ -178,3 +178,16 @@ def test_copy_button_copies_the_commands_offline(browser: cdp.Browser, page: cdp
     assert page.js("navigator.clipboard.readText()") == command
     assert page.console_errors() == []
     assert page.requests(_only_itself(url)) == []
+
+
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_environment_table_stacks_at_phone_width(page: cdp.Page, reports: dict[str, Path], name: str) -> None:
+    """Like the evidence and stack tables: no box to scroll sideways on a phone, each fact a block."""
+    _load(page, reports[name], 390)
+    box = "document.querySelector('#environment .scroll')"
+    assert page.js(f"{box}.scrollWidth - {box}.clientWidth") <= 0, f"{name}: the Environment table scrolls at 390 px"
+    assert page.js("getComputedStyle(document.querySelector('table.env tr')).display") == "flex"
+    # the value gets the whole width (squeezed beside the name and source it had about 110 px of 390)
+    assert page.js(f"document.querySelector('table.env td.mono').clientWidth / {box}.clientWidth") > 0.9
+    _load(page, reports[name], 1280)
+    assert page.js("getComputedStyle(document.querySelector('table.env tr')).display") == "table-row"

@@ -503,3 +503,29 @@ def test_bidi_and_invisible_controls_are_shown_escaped(tmp_path: Path) -> None:
     assert "\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200fcod.exe" in md
     assert "\\u202e" in text
     _assert_self_contained(html)
+
+
+def test_a_verified_workaround_says_by_whom_and_where(tmp_path: Path) -> None:
+    log = tmp_path / "kfd.log"
+    log.write_text("hipErrorNoDevice\nUnable to open /dev/kfd read-write: Permission denied\n", encoding="utf-8")
+    result = triage([str(log)])
+    assert result.top.id == "kfd-permission-denied"
+    report = build(result)
+    verified = [w for w in report["diagnoses"][0]["workarounds"] if w["verified"]]
+    assert verified and all(w["verified_by"] and w["verified_link"].startswith("https://") for w in verified)
+    assert all(not w["verified_by"] and not w["verified_link"]
+               for d in report["diagnoses"] for w in d["workarounds"] if not w["verified"])
+    who, url = verified[0]["verified_by"], verified[0]["verified_link"]
+    assert f"[verified by {who}: {url}]" in render(result, "text")
+    md = render(result, "md")
+    assert re.search(rf"✅ verified by [^\n]*installation guide \(<{re.escape(url)}>\)", md), md
+    html = render(result, "html")
+    assert f'<a class="badge verified" href="{url}"' in html and f"verified by {escape(who)} (rocm.docs.amd.com)</a>" in html
+
+
+def test_no_report_cites_an_internal_name() -> None:
+    for case in sorted(CORPUS.glob("seed-*")):
+        result = triage([str(case)])
+        for fmt in ("text", "md", "html", "json"):
+            assert not re.search(r"(?i)seed case \d", render(result, fmt)), (case.name, fmt)
+        assert all(r.startswith("https://") for d in result.diagnoses for r in d.references)

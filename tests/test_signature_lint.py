@@ -45,6 +45,24 @@ def test_schema_problems_are_reported(tmp_path) -> None:
     assert any("slow.yaml" in p and "required property" in p for p in problems)
 
 
+def test_case_numbers_internal_references_and_anonymous_verification_are_reported(tmp_path) -> None:
+    _write_db(tmp_path, "fine")
+    (tmp_path / "slow.yaml").write_text(
+        "id: slow\ntitle: t\nclass: runtime-crash\nconditions:\n  - id: a\n    description: d\n    log: fine\n"
+        "    strength: 0.5\nroot_cause: 'Frames named `export() + 0x3AD1DE` are the nearest export{{ x }}'\n"
+        "workarounds:\n  - title: w\n    commands: c\n    verified: true\n"
+        "ask_for: []\nreferences: ['Seed case 000: a private report']\ntests: {must_match: [], must_not_match: []}\n")
+    problems = lint(load(tmp_path), tmp_path)
+    assert any("root_cause" in p and "0x3AD1DE" in p for p in problems), problems
+    assert any("references/0" in p for p in problems), problems
+    assert any("workarounds/0" in p and "verified_by" in p for p in problems), problems
+    (tmp_path / "slow.yaml").write_text((tmp_path / "slow.yaml").read_text().replace("0x3AD1DE", "0x...").replace(
+        "Seed case 000: a private report", "https://github.com/ROCm/hcc/issues/187").replace(
+        "verified: true", "verified: true\n    verified_by: the reporter\n    verified_link: https://github.com/ROCm/hcc/issues/187"))
+    problems = lint(load(tmp_path), tmp_path)
+    assert not [p for p in problems if "root_cause" in p or "references" in p or "workarounds" in p], problems
+
+
 def test_shipped_database_lints_clean() -> None:
     assert lint(load(FOLDER), FOLDER) == []
 

@@ -268,12 +268,15 @@ def _workarounds(sig: Signature, context: dict) -> list[Workaround]:
             note = (f"{note} " if note else "") + (
                 "Shown as untested: these commands hold values read from the input (" + ", ".join(used)
                 + "), shell-quoted where needed; check them before running.")
+        verified = bool(w.get("verified", False)) and not used
         out.append(Workaround(
             title=render(str(w.get("title", "")), context),
             commands=str(commands),
-            verified=bool(w.get("verified", False)) and not used,
+            verified=verified,
             risk=render(str(w.get("risk", "")), context),
             note=note,
+            verified_by=str(w.get("verified_by", "")) if verified else "",
+            verified_link=str(w.get("verified_link", "")) if verified else "",
         ))
     return out
 

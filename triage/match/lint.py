@@ -165,5 +165,30 @@ def check_ties(db: Database, folder: Path) -> list[str]:
     return problems
 
 
+# a module offset, or an address (longer than an 8-digit exception code such as 0xC0000005)
+_CASE_NUMBER = regex.compile(r"\+\s*0x[0-9a-fA-F]{3,}\b|\b0x[0-9a-fA-F]{9,}\b")
+_TEMPLATE = regex.compile(r"\{\{.*?\}\}|\{%.*?%\}", regex.DOTALL)
+
+
+def check_texts(folder: Path) -> list[str]:
+    """What a signature says applies to every case it matches: a module offset or an address quoted from
+    the case it was written from reads, in another user's report, as a fact about theirs."""
+    problems = []
+    for path in sorted(folder.glob("*.yaml")):
+        data = load_yaml(path) if not path.name.startswith("_") else None
+        if not isinstance(data, dict):
+            continue
+        texts = [(name, data.get(name)) for name in ("title", "root_cause", "fix")]
+        for number, w in enumerate(data.get("workarounds") or [], 1):
+            if isinstance(w, dict):
+                texts += [(f"workarounds/{number}/{name}", w.get(name)) for name in ("title", "commands", "risk", "note")]
+        for where, text in texts:
+            found = _CASE_NUMBER.search(_TEMPLATE.sub("", text)) if isinstance(text, str) else None
+            if found:
+                problems.append(f"{path.name}: {where}: quotes one case's offset or address ({found.group(0)!r}); "
+                                "say it in general terms")
+    return problems
+
+
 def lint(db: Database, folder: Path) -> list[str]:
-    return [*db.problems, *check_schema(folder), *check_backtracking(db), *check_ties(db, folder)]
+    return [*db.problems, *check_schema(folder), *check_texts(folder), *check_backtracking(db), *check_ties(db, folder)]

@@ -7,6 +7,7 @@ so the formats cannot disagree.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
@@ -87,6 +88,16 @@ def build(result: Result) -> dict:
     }
 
 
+_GITHUB_THREAD = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)/?$")
+
+
+def source_name(url: str) -> str:
+    """A public link as people name it, short enough for a badge: ``owner/repo#123`` for a GitHub thread,
+    else the host."""
+    found = _GITHUB_THREAD.match(url)
+    return f"{found.group(1)}#{found.group(2)}" if found else re.sub(r"^https?://([^/]*).*", r"\1", url)
+
+
 def percent(confidence: float) -> str:
     """0.98 -> "98%"; never shows 100% for what is short of certain."""
     value = round(float(confidence) * 100)
@@ -111,6 +122,7 @@ def _environment(templates: Path | None) -> Environment:
     env.filters["md"] = inline
     env.filters["fenced"] = fenced
     env.filters["link"] = link
+    env.filters["source_name"] = source_name
     return env
 
 
