@@ -2,11 +2,13 @@
 
 ``COLUMNS`` is the table's contract (README "Corpus analysis"): names are stable, and each
 has a pandas dtype so a notebook can group and filter without conversions: categoricals for
-classes and other few-valued labels, nullable integers, strings, a date.
+classes and other few-valued labels, versions as categoricals ordered by version (7.2 < 7.16, in
+the DataFrame and in parquet), nullable integers (an address as UInt64), strings, a date.
 """
 
 from __future__ import annotations
 
+import re
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +19,8 @@ from triage.pipeline import Result
 if TYPE_CHECKING:
     import pandas
 
-# name -> pandas dtype. "list" columns hold Python lists (list<string> in parquet).
+# name -> pandas dtype. "list" columns hold Python lists (list<string> in parquet); "version" columns are
+# categoricals ordered by version_key.
 COLUMNS: dict[str, str] = {
     "case": "string",                 # the case's id: its folder or file name (see corpus.cases)
     "path": "string",
@@ -30,12 +33,12 @@ COLUMNS: dict[str, str] = {
     "gpu_name": "string",
     "os": "category",
     "os_name": "string",
-    "kernel": "string",
-    "driver": "string",
-    "hip_version": "string",          # the HIP runtime the failing process used (often bundled)
-    "hip_version_system": "string",   # the system ROCm's HIP
+    "kernel": "version",
+    "driver": "version",
+    "hip_version": "version",         # the HIP runtime the failing process used (often bundled)
+    "hip_version_system": "version",  # the system ROCm's HIP
     "hip_runtime": "category",        # bundled | system
-    "rocm_version_system": "string",
+    "rocm_version_system": "version",
     "app_version": "string",          # the engine's version when one is named, else the application's (parsers/appinfo.py)
     "program": "string",
     "signal": "category",
@@ -43,7 +46,7 @@ COLUMNS: dict[str, str] = {
     "fault_module": "string",
     "fault_offset": "Int64",
     "fault_symbol": "string",
-    "fault_address": "string",        # hex; addresses may not fit a signed 64-bit integer
+    "fault_address": "UInt64",        # unsigned: a kernel address does not fit a signed 64-bit integer
     "stack_hash": "string",
     "stack_frames": "list",           # the normalized frames the hash is made of
     "key_lines": "list",              # unknown cases only: the lines with error words, one per template
@@ -53,6 +56,10 @@ COLUMNS: dict[str, str] = {
     "date": "datetime64[ns]",         # the label's `date:`, else the day of the input's timestamps (parsers/timestamps.py)
     "expected_class": "category",     # the label in expected.yaml, when the case has one
     "expected_signature": "category",
+    "label_gfx_arch": "category",     # what the label says of the case, for facts the logs may lack
+    "label_gpu_name": "string",
+    "label_os": "category",
+    "label_rocm": "version",
     "error": "string",                # why the case could not be triaged (then class is missing)
     "tool_version": "category",
     "signatures_version": "category",
@@ -81,7 +88,7 @@ def row(result: Result) -> dict[str, Any]:
         "fault_module": fault.module if fault else None,
         "fault_offset": fault.offset if fault else None,
         "fault_symbol": fault.symbol if fault else None,
-        "fault_address": f"0x{fault.address:x}" if fault and fault.address is not None else None,
+        "fault_address": fault.address if fault else None,
         "stack_hash": stack_hash(names),
         "stack_frames": names,
         "key_lines": key_lines(case) if top.klass == "unknown" else [],
@@ -136,6 +143,10 @@ def _column(values: list[Any], dtype: str) -> Any:
 
     if dtype == "list":
         return [v if type(v) is list else _as_list(v) for v in values]
+    if dtype == "version":
+        return _versions(values)
+    if dtype == "UInt64":
+        return pd.array([_unsigned(v) for v in values], dtype="UInt64")
     if dtype in ("float64", "Int64"):  # numbers, or their text from a CSV
         numbers = pd.to_numeric(pd.Series(values, dtype="object"), errors="coerce")
         return numbers.astype(dtype).array if dtype == "Int64" else numbers.to_numpy(dtype="float64", na_value=np.nan)
@@ -150,6 +161,37 @@ def _column(values: list[Any], dtype: str) -> Any:
     if dtype == "string":
         return _strings(values)
     return pd.array(values, dtype=dtype)
+
+
+_VERSION_PART = re.compile(r"\d+|\D+")
+
+
+def version_key(text: str) -> tuple[tuple[int, int, str], ...]:
+    """Order of version strings as people read them: numbers by value (7.2 < 7.16), other text by name."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part.lower()) for part in _VERSION_PART.findall(text))
+
+
+def _versions(values: list[Any]) -> Any:
+    """A categorical of version strings whose categories are in version order, so that sorting, min/max
+    and comparisons follow versions, and parquet keeps the order."""
+    import pandas as pd
+
+    text = [None if v is None or (isinstance(v, float) and v != v) or v is pd.NA else str(v) for v in values]
+    categories = sorted({v for v in text if v is not None}, key=version_key)
+    return pd.Categorical(text, categories=pd.Index(categories, dtype="string"), ordered=True)
+
+
+def _unsigned(value: Any) -> int | None:
+    """An address: an integer, its decimal text (CSV) or hex text (``0x...``, tables written before)."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        try:
+            return int(text, 16) if text.startswith("0x") else int(text) if text else None
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and value == value:  # NaN is missing
+        return int(value)
+    return None  # None, pd.NA
 
 
 def _strings(values: list[Any]) -> Any:

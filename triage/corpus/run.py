@@ -125,7 +125,10 @@ def _label_file(folder: Path) -> Path | None:
 
 
 def label(path: Path) -> dict[str, Any]:
-    """``expected_class``, ``expected_signature`` and ``date`` from a case folder's label file."""
+    """``expected_class``, ``expected_signature``, ``date`` and what the label says of the machine
+    (``label_gfx_arch``, ``label_gpu_name``, ``label_os``, ``label_rocm``) from a case folder's label file:
+    a real-world ``label.yaml`` (``gpu_arch``, ``gpu_name``, ``os``, ``rocm``) or a seed's ``expected.yaml``
+    (``facts:``). "unknown" and "n/a" are no value."""
     file = _label_file(path)
     if file is None:
         return {}
@@ -137,8 +140,19 @@ def label(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         return {}
+    facts = data.get("facts") if isinstance(data.get("facts"), dict) else {}
     return {"expected_class": data.get("class"), "expected_signature": data.get("signature"),
-            "date": str(data["date"]) if data.get("date") else None}
+            "date": str(data["date"]) if data.get("date") else None,
+            "label_gfx_arch": _said(data.get("gpu_arch"), facts.get("gfx_arch")),
+            "label_gpu_name": _said(data.get("gpu_name"), facts.get("gpu_name")),
+            "label_os": _said(data.get("os"), facts.get("os")),
+            "label_rocm": _said(data.get("rocm"), facts.get("rocm_version_system"), facts.get("hip_version"))}
+
+
+def _said(*values: Any) -> str | None:
+    """The first value a label really gives: "unknown", "n/a" and blanks give none."""
+    return next((str(v) for v in values
+                 if v not in (None, "") and str(v).strip().lower() not in ("unknown", "n/a")), None)
 
 
 def _tree_key(base: Path, files: list[Path], content: bool) -> str:
