@@ -1,15 +1,20 @@
 """The README's commands work after the README's own set-up line, and nothing more.
 
-The set-up line (`pip install '.[X]'`) names the extras a new user has. Every other extra's
-packages are made unimportable, and each `triage` command of the README's shell blocks is run
+The set-up line (`pip install '.[X]'`) names the extras a new user has. Every package installed
+here that it would not bring (its requirements and theirs, followed through the installed
+metadata) is made unimportable, and each `triage` command of the README's shell blocks is run
 on shipped examples (its placeholders replaced); a command that needs a package the set-up does
 not install then fails, or prints a `pip install` hint. Only commands that need hardware or a
 program to run (`triage collect`) and the server that runs until Ctrl-C (`triage serve`) are
-left out.
+left out. The README's `python3 SCRIPT` and `python3 -m MODULE` commands (benchmarks, tools that
+read the whole corpus: minutes each) are checked without running them: every module they import,
+through the project's own modules, must be installed by the set-up or by a `pip install` on the
+same line.
 """
 
 from __future__ import annotations
 
+import ast
 import gzip
 import os
 import re
@@ -20,10 +25,10 @@ import sys
 import tomllib
 import zipfile
 from importlib import metadata
-from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -31,6 +36,7 @@ SEED = ROOT / "corpus" / "seed-000-blit-kernels-device-libs-missing"
 SEEDS = sorted((ROOT / "corpus").glob("seed-*"))
 SKIPPED = {"collect": "runs a program and reads this machine's GPU, kernel log and cores",
            "serve": "a server that runs until Ctrl-C (tests/test_serve.py runs it)"}
+_LOCAL = {"triage", "tools", "bench", "tests"}  # the checkout's own packages
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _BLOCKER = """
 import importlib.abc, sys
@@ -63,17 +69,28 @@ def _name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", match.group(1)).lower()
 
 
-def _names(requirement: str) -> set[str]:
-    """The package a requirement names and, for `pkg[extra]`, the packages that extra of it adds."""
-    name = _name(requirement)
-    extras = re.match(r"[^\[;]*\[([^\]]*)\]", requirement)
-    out = {name}
-    for extra in (extras.group(1).split(",") if extras else []):
+def installed_by(extras: set[str]) -> set[str]:
+    """Every distribution `pip install '.[extras]'` brings into a fresh virtual environment: pip, the
+    project, its requirements and theirs (markers evaluated here), as far as this environment knows them."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    optional = project["optional-dependencies"]
+    todo = [Requirement(r) for r in [*project["dependencies"], *(r for e in extras for r in optional[e])]]
+    todo = [r for r in todo if r.marker is None or r.marker.evaluate({"extra": ""})]
+    out, seen = {"pip", _name(project["name"])}, set()
+    while todo:
+        req = todo.pop()
+        key = (_name(req.name), frozenset(req.extras))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.add(key[0])
         try:
-            requires = metadata.requires(name) or []
+            requires = metadata.requires(req.name) or []
         except metadata.PackageNotFoundError:
             continue
-        out |= {_name(r) for r in requires if re.search(rf"extra\s*==\s*['\"]{re.escape(extra.strip())}['\"]", r)}
+        for sub in map(Requirement, requires):
+            if sub.marker is None or any(sub.marker.evaluate({"extra": e}) for e in (req.extras or {""})):
+                todo.append(sub)
     return out
 
 
@@ -86,13 +103,10 @@ def setup_extras(text: str) -> set[str]:
 
 
 def blocked_modules(extras: set[str]) -> set[str]:
-    """Top-level modules of packages that only extras the set-up leaves out bring."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    optional = project["optional-dependencies"]
-    installed = set().union(*(_names(r) for r in [*project["dependencies"], *(r for e in extras for r in optional[e])]))
-    left_out = set().union(*(_names(r) for e, reqs in optional.items() if e not in extras for r in reqs)) - installed
-    return {module for module, dists in packages_distributions().items()
-            if module.isidentifier() and {_name(d) for d in dists} <= left_out}
+    """Top-level modules installed here that the set-up would not bring (a fresh environment lacks them)."""
+    wanted = installed_by(extras)
+    return {module for module, dists in metadata.packages_distributions().items()
+            if module.isidentifier() and not {_name(d) for d in dists} & wanted}
 
 
 def test_the_setup_lines_name_extras_that_exist() -> None:
@@ -103,12 +117,14 @@ def test_the_setup_lines_name_extras_that_exist() -> None:
     assert "fast" in setup_extras(text)
 
 
-def test_packages_of_left_out_extras_are_blocked() -> None:
-    """The check below has teeth: Dask (only in [dask] and [test]) is blocked, pyarrow and zstandard are not."""
+def test_packages_the_setup_does_not_bring_are_blocked() -> None:
+    """The check below has teeth: Dask and pytest (only in extras the set-up leaves out) are blocked;
+    pyarrow and zstandard (core) and what they and pandas need are not."""
     blocked = blocked_modules(setup_extras(README.read_text(encoding="utf-8")))
-    if "distributed" in packages_distributions():
-        assert "distributed" in blocked
-    assert not {"pyarrow", "zstandard", "pandas", "yaml", "triage"} & blocked
+    for module in ("distributed", "dask", "pytest"):
+        if module in metadata.packages_distributions():
+            assert module in blocked, module
+    assert not {"pyarrow", "zstandard", "pandas", "numpy", "dateutil", "yaml", "typer", "hyperscan"} & blocked
 
 
 @pytest.fixture(scope="module")
@@ -170,3 +186,76 @@ def test_every_readme_command_runs_after_the_setup_line(examples: dict[str, str]
         if done.returncode not in (0, 1) or "pip install" in said or "Traceback" in said:
             failures.append(f"{line}\n  exit {done.returncode}: {said.strip()[-600:]}")
     assert not failures, "\n".join(failures)
+
+
+def _imports(file: Path, seen: set[Path], script: bool = False) -> set[str]:
+    """Top-level modules ``file`` imports, following the checkout's own modules; an import guarded by
+    ``except ImportError`` (and the fallback there) is optional and left out, and so, in the script a command runs (``script``),
+    is one inside a function (it runs only for the options that need it, such as another engine)."""
+    if file in seen or not file.is_file():
+        return set()
+    seen.add(file)
+    tree = ast.parse(file.read_text(encoding="utf-8"))
+    skipped = {id(node) for t in ast.walk(tree) if isinstance(t, ast.Try)
+               and any(isinstance(h.type, ast.Name) and h.type.id in ("ImportError", "ModuleNotFoundError")
+                       for h in t.handlers)
+               for stmt in [*t.body, *t.handlers] for node in ast.walk(stmt)}  # and the fallback it tries
+    if script:
+        skipped |= {id(node) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    for node in ast.walk(f)}
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in names:
+            top = name.partition(".")[0]
+            helper = [f for d in ("tests", "tools", "bench") for f in ROOT.glob(f"{d}/**/{top}.py")]
+            if top in _LOCAL or helper:  # the checkout's own code (a script may put a helper's folder on sys.path)
+                base = ROOT.joinpath(*name.split("."))
+                for candidate in (base.with_suffix(".py"), base / "__init__.py", *helper):
+                    out |= _imports(candidate, seen)
+            else:
+                out.add(top)
+    return out
+
+
+def _script(words: list[str]) -> Path | None:
+    """The file a `python3 ...` command runs: a script, or a module's file (`-m triage.x`)."""
+    if words[1] == "-m":
+        base = ROOT.joinpath(*words[2].split("."))
+        return next((f for f in (base.with_suffix(".py"), base / "__main__.py") if f.is_file()), None)
+    return ROOT / words[1]
+
+
+def test_python_commands_import_only_what_their_line_installs() -> None:
+    text = README.read_text(encoding="utf-8")
+    setup = setup_extras(text)
+    checked, problems = 0, []
+    for block in re.findall(r"^```sh\n(.*?)^```", text, re.MULTILINE | re.DOTALL):
+        for line in block.splitlines():
+            parts = [shlex.split(p) for p in re.sub(r"\s+#\s.*$", "", line).split("&&") if p.strip()]
+            extras, packages = set(setup), set()
+            for words in (w for w in parts if w[:2] == ["pip", "install"]):
+                for arg in words[2:]:
+                    found = re.fullmatch(r"\.\[([\w,]+)\]", arg)
+                    extras |= set(found.group(1).split(",")) if found else set()
+                    packages |= {_name(arg)} if not arg.startswith((".", "-")) else set()
+            for words in (w for w in parts if w[0] in ("python", "python3")):
+                script = _script(words)
+                if script is None or words[1:3] == ["-m", "pytest"]:
+                    continue
+                checked += 1
+                wanted = installed_by(extras)
+                available = {module for module, dists in metadata.packages_distributions().items()
+                             if {_name(d) for d in dists} & wanted}
+                missing = (_imports(script, set(), script=True) - set(sys.stdlib_module_names) - available
+                           - {p.replace("-", "_") for p in packages})
+                if missing:
+                    problems.append(f"{line.strip()}: imports {sorted(missing)}")
+    assert checked >= 8 and not problems, problems
