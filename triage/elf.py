@@ -126,13 +126,14 @@ def build_id(elf: Any, stream: BinaryIO) -> str | None:
 
 
 @lru_cache(maxsize=1)
-def _elf64_program_header() -> tuple[Any, int]:
+def _elf64_structs() -> Any:
+    """pyelftools' structures of a 64-bit little-endian ELF (read-only once made)."""
     from elftools.elf.structs import ELFStructs
 
     structs = ELFStructs(little_endian=True, elfclass=64)
     structs.create_basic_structs()
     structs.create_advanced_structs(e_type="ET_DYN", e_machine="EM_X86_64", e_ident_osabi="ELFOSABI_SYSV")
-    return structs.Elf_Phdr, structs.Elf_Phdr.sizeof()
+    return structs
 
 
 def mapped_build_id(read: Callable[[int, int], bytes | None], base: int) -> str | None:
@@ -141,9 +142,10 @@ def mapped_build_id(read: Callable[[int, int], bytes | None], base: int) -> str 
     head = read(base, 64)
     if not head or elf_type(head) is None or head[4] != 2 or head[5] != 1:
         return None
-    layout, size = _elf64_program_header()
-    phoff = int.from_bytes(head[32:40], "little")
-    phentsize, phnum = int.from_bytes(head[54:56], "little"), int.from_bytes(head[56:58], "little")
+    structs = _elf64_structs()
+    layout, size = structs.Elf_Phdr, structs.Elf_Phdr.sizeof()
+    header = structs.Elf_Ehdr.parse(head)
+    phoff, phentsize, phnum = header["e_phoff"], header["e_phentsize"], header["e_phnum"]
     if phentsize < size or phnum > 128:
         return None
     headers = []

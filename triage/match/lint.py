@@ -117,10 +117,12 @@ def quadratic(pattern: regex.Pattern) -> str | None:
     the length takes about 4x as long for a linear pattern and 16x for a quadratic one; the best of
     three tries at each length keeps a busy machine from making a linear one look quadratic."""
     for short, long in zip(own_words_lines(pattern.pattern), own_words_lines(pattern.pattern, 4 * _SELF_LINE_CHARS)):
-        tries = [_seconds(pattern, short, _TIMEOUT) for _ in range(3)]
-        if None in tries:
-            return short.split(" ", 1)[0]
-        first = min(t for t in tries if t is not None)
+        first = _TIMEOUT
+        for _ in range(3):
+            took = _seconds(pattern, short, _TIMEOUT)
+            if took is None:
+                return short.split(" ", 1)[0]
+            first = min(first, took)
         if first < 0.01:  # too quick to measure, and to matter
             continue
         for _ in range(3):
