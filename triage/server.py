@@ -28,9 +28,13 @@ import urllib.parse
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from triage import __version__
 from triage.model import Diagnosis
+
+if TYPE_CHECKING:
+    from triage.pipeline import Result
 
 DEFAULT_MAX_UPLOAD = 50 << 20
 DEFAULT_TIMEOUT = 60.0  # seconds a client has to send one whole request
@@ -488,15 +492,23 @@ def _renamed(text: str, name: str) -> str:
 
 
 def _triage(data: bytes, name: str) -> tuple[str, Diagnosis]:
-    """The HTML report for one upload, shown as ``name``.
+    """The HTML report for one upload, shown as ``name``."""
+    from triage.report import render
+
+    result = triage_upload(data, name)
+    return render(result, "html"), result.top
+
+
+def triage_upload(data: bytes, name: str, signatures: Path | None = None) -> "Result":
+    """The triage of one upload, shown as ``name`` (also used by ``triage desk``).
 
     The upload is written under a name the server makes (never one from the client) into a temporary
     folder that is removed as soon as it is read; the artifacts are then named after ``name``.
+    ``signatures`` is the database folder (the shipped one by default).
     """
     from triage.ingest import read_inputs
     from triage.match import load
     from triage.pipeline import analyze
-    from triage.report import render
     from triage.resources import data_dir
 
     with tempfile.TemporaryDirectory(prefix="hip-triage-serve-") as folder:
@@ -505,6 +517,5 @@ def _triage(data: bytes, name: str) -> tuple[str, Diagnosis]:
         artifacts, warnings = read_inputs([str(path)])
     for artifact in artifacts:
         artifact.name = _renamed(artifact.name, name)
-    signatures = data_dir("signatures")
-    result = analyze(artifacts, load(signatures), signatures, [_renamed(w, name) for w in warnings])
-    return render(result, "html"), result.top
+    database = signatures or data_dir("signatures")
+    return analyze(artifacts, load(database), database, [_renamed(w, name) for w in warnings])

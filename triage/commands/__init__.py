@@ -13,7 +13,7 @@ import typer
 EXIT_DIAGNOSED, EXIT_UNKNOWN, EXIT_ERROR = 0, 1, 2
 
 # Each name is a module in this package with a ``register(app: typer.Typer) -> None``.
-COMMANDS: tuple[str, ...] = ("frames", "collect", "inspect", "corpus", "serve")
+COMMANDS: tuple[str, ...] = ("frames", "collect", "inspect", "corpus", "serve", "desk")
 
 
 def fail(message: str) -> typer.Exit:

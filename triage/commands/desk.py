@@ -1,0 +1,78 @@
+"""``triage desk``: the support desk, a shared paste service that keeps every case (see triage/desk/)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from triage.commands import fail
+
+TOKEN_ENV = "HIP_TRIAGE_DESK_TOKEN"
+DATABASE_ENV = "HIP_TRIAGE_DESK_DATABASE"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("desk")
+    def desk(
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default; any other "
+                                 "address needs --token-file or --auth-header)."),
+        port: int = typer.Option(8766, "--port", min=1, max=65535, help="Port to listen on."),
+        database: str = typer.Option("", "--database", envvar=DATABASE_ENV, show_default=False,
+                                     help="Database URL: sqlite:///PATH or postgresql+psycopg://USER:PASS@HOST/DB "
+                                          "(default: an SQLite file in $XDG_DATA_HOME/hip-triage)."),
+        token_file: Path | None = typer.Option(None, "--token-file", help="A file holding the access token "
+                                               f"(or set {TOKEN_ENV}); clients send Authorization: Bearer TOKEN."),
+        auth_header: str = typer.Option("", "--auth-header", help="A header your reverse proxy sets to the signed-in "
+                                        "user (e.g. X-Forwarded-User); requests without it are refused."),
+        max_upload: float = typer.Option(50, "--max-upload", min=0.001, help="Largest upload accepted, in MiB."),
+        max_input: float = typer.Option(8, "--keep-input", min=0, help="Largest input kept with a case for "
+                                        "re-triage, in MiB."),
+        migrate_only: bool = typer.Option(False, "--migrate-only", help="Create or upgrade the database schema "
+                                          "and exit."),
+    ) -> None:
+        """Run the support desk: paste or upload logs, keep every case with its report, see what was seen before."""
+        try:
+            import uvicorn
+
+            from triage.desk.app import Settings, create_app
+            from triage.desk.storage import Store, StoreError
+        except ImportError as err:
+            raise fail(f"the desk needs its extra packages ({err.name} is missing): pip install 'hip-triage[desk]'") \
+                from None
+        token = os.environ.get(TOKEN_ENV) or None
+        if token_file is not None:
+            try:
+                token = token_file.read_text(encoding="utf-8").strip() or None
+            except OSError as err:
+                raise fail(f"cannot read the token file {token_file}: {err.strerror or err}") from None
+            if token is None:
+                raise fail(f"the token file {token_file} is empty; put a long random token in it")
+        if token is not None and len(token) < 16:
+            raise fail("the access token is too short; use at least 16 characters (e.g. python3 -c "
+                       "'import secrets; print(secrets.token_urlsafe())')")
+        settings = Settings(database=database or None, host=host, port=port, max_upload=int(max_upload * (1 << 20)),
+                            max_input=int(max_input * (1 << 20)), token=token, auth_header=auth_header or None)
+        refusal = settings.refusal()
+        if refusal and not migrate_only:
+            raise fail(refusal)
+        try:
+            store = Store(settings.database)
+            store.migrate()
+        except StoreError as err:
+            raise fail(str(err)) from None
+        if migrate_only:
+            typer.echo(f"triage: the case database {store.safe_url} is up to date", err=True)
+            return
+        shown = f"[{host}]" if ":" in host else host
+        typer.echo(f"hip-triage desk on http://{shown}:{port}/ (cases in {store.safe_url}; uploads up to "
+                   f"{max_upload:g} MiB; API description at /api/openapi.json; Ctrl+C stops it)", err=True)
+        try:
+            uvicorn.run(create_app(settings, store), host=host, port=port, log_level="warning",
+                        proxy_headers=bool(auth_header), server_header=False, limit_concurrency=512,
+                        timeout_keep_alive=5)
+        except OSError as err:
+            raise fail(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+        finally:
+            store.close()

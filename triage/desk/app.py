@@ -1,0 +1,534 @@
+"""The desk's web pages and JSON API (FastAPI on uvicorn), over a ``Store`` of cases.
+
+Pages: ``/`` (paste or drop a file), ``/cases`` (the list, its filters and counts per week),
+``/cases/ID`` (the permalink: verdict, "seen before", status and note, the HTML report),
+``/retriage``. API: ``/api/v1/cases`` (POST a multipart file, a form ``text`` or a raw body;
+GET a filtered list), ``/api/v1/cases/ID`` (GET, PATCH status and note), ``/api/v1/retriage``;
+the OpenAPI description is at ``/api/openapi.json``.
+
+Access (``Guard``): on loopback no login, but only requests addressed to a loopback name
+(no DNS rebinding); otherwise an access token (``Authorization: Bearer``, or a cookie the
+sign-in page sets) or a header a reverse proxy sets after its own login. Every POST, PATCH
+must come from this site (Origin / Sec-Fetch-Site), and a page's form must also carry the
+CSRF token of its cookie (double submit, SameSite=Strict). Bodies are bounded before and
+while they are read. Triage and database work run in worker threads; every request has
+its own connection.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+import json
+import logging
+import secrets
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers, UploadFile
+
+from triage import __version__
+from triage.desk import intake
+from triage.desk.storage import Filters, Store, StoreError
+from triage.report import percent
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+CSRF_COOKIE = "desk_csrf"
+TOKEN_COOKIE = "desk_token"
+PAGE_SIZE = 50
+MAX_PAGE = 500
+NOTE_CHARS = 20000
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+_OPEN_PATHS = ("/login", "/static/desk.css")
+_UNSAFE = ("POST", "PUT", "PATCH", "DELETE")
+FILTER_LABELS = (("class", "Class"), ("signature", "Signature"), ("gfx_arch", "GPU"), ("os", "OS"), ("rocm", "ROCm"),
+                 ("status", "Status"))
+PAGE_CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; frame-src 'self'; form-action 'self'; "
+            "base-uri 'none'; frame-ancestors 'none'")
+REPORT_CSP = "sandbox allow-scripts; frame-ancestors 'self'"
+log = logging.getLogger("triage.desk")
+
+
+@dataclass
+class Settings:
+    """How one desk runs; ``token`` and ``auth_header`` are the two ways to open it beyond loopback."""
+
+    database: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8766
+    max_upload: int = 50 << 20
+    max_input: int = intake.DEFAULT_MAX_INPUT
+    token: str | None = None
+    auth_header: str | None = None
+    signatures: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def loopback(self) -> bool:
+        from triage.server import is_loopback
+
+        return is_loopback(self.host)
+
+    def refusal(self) -> str | None:
+        """Why the desk must not start with these settings, or None."""
+        if self.loopback or self.token or self.auth_header:
+            return None
+        return (f"{self.host} is not a loopback address: give an access token (--token-file FILE or "
+                "HIP_TRIAGE_DESK_TOKEN) or the header your reverse proxy sets after its login (--auth-header "
+                "X-Forwarded-User), or listen on 127.0.0.1")
+
+
+class TooLarge(Exception):
+    """A request body went past the upload limit while it was read."""
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):g}"
+
+
+def _refuse(status: int, message: str) -> PlainTextResponse:
+    """One line of plain text saying what to do next."""
+    return PlainTextResponse(" ".join(message.split()) + "\n", status_code=status,
+                             headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"})
+
+
+class Guard:
+    """ASGI middleware: host check, access, same-origin unsafe methods and the body limit, before any route."""
+
+    def __init__(self, app: Any, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        refusal = self.refusal(scope, headers)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        limit = self.settings.max_upload + (64 << 10)  # room for the multipart framing and the other fields
+        received = 0
+
+        async def bounded() -> dict:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise TooLarge
+            return message
+
+        await self.app(scope, bounded, send)
+
+    def refusal(self, scope: dict, headers: Headers) -> Response | None:
+        settings = self.settings
+        host = (headers.get("host") or "").lower()
+        if settings.loopback and host not in {f"{n}:{settings.port}" for n in _LOOPBACK_NAMES} | set(_LOOPBACK_NAMES):
+            return _refuse(403, f"This desk answers only to localhost; open it as http://127.0.0.1:{settings.port}/.")
+        method, path = scope["method"], scope["path"]
+        if method in _UNSAFE:
+            origin = headers.get("origin")
+            if headers.get("sec-fetch-site") == "cross-site" or (
+                    origin is not None and urllib.parse.urlsplit(origin).netloc.lower() != host):
+                return _refuse(403, "Requests that change cases are accepted only from this desk's own pages "
+                               "(or from tools such as curl); open the desk and send it from there.")
+            declared = headers.get("content-length")
+            if declared is not None and (not declared.strip().isdigit() or
+                                         int(declared) > settings.max_upload + (64 << 10)):
+                return _refuse(413, f"The upload is over the {_mib(settings.max_upload)} MiB limit: send only the "
+                               "logs, or ask whoever runs the desk to raise it (triage desk --max-upload MIB).")
+        if path in _OPEN_PATHS:
+            return None
+        if settings.auth_header and not (headers.get(settings.auth_header) or "").strip():
+            return _refuse(401, f"Sign in through the desk's front page (the proxy did not send "
+                           f"{settings.auth_header}).")
+        if settings.token and not self._has_token(headers):
+            if method == "GET" and not path.startswith("/api/"):
+                return RedirectResponse("/login", status_code=303)
+            return _refuse(401, "An access token is needed: send Authorization: Bearer TOKEN (ask whoever runs "
+                           "the desk for it), or sign in at /login.")
+        return None
+
+    def _has_token(self, headers: Headers) -> bool:
+        token = self.settings.token or ""
+        given = headers.get("authorization") or ""
+        if given.lower().startswith("bearer ") and hmac.compare_digest(given[7:].strip().encode(), token.encode()):
+            return True
+        for part in (headers.get("cookie") or "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == TOKEN_COOKIE and hmac.compare_digest(urllib.parse.unquote(value).encode(), token.encode()):
+                return True
+        return False
+
+
+def _when(value: dt.datetime | None) -> str:
+    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if value else "?"
+
+
+def _public(case: dict[str, Any]) -> dict[str, Any]:
+    """A case row as the API gives it: JSON values and its permalink path."""
+    out = {("class" if k == "klass" else k): (v.isoformat() if isinstance(v, dt.datetime) else v)
+           for k, v in case.items() if k not in ("input_data", "report_json", "report_html", "cluster_key")}
+    out["url"] = f"/cases/{case['id']}"
+    return out
+
+
+def _report_schema() -> dict[str, Any]:
+    from triage.resources import data_dir
+
+    schema = json.loads((data_dir("reports") / "report.schema.json").read_text(encoding="utf-8"))
+    for key in ("$schema", "$id"):
+        schema.pop(key, None)
+    return schema
+
+
+def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
+    """The desk's ASGI application over ``store`` (opened from ``settings.database`` and migrated when not given)."""
+    if store is None:
+        store = Store(settings.database)
+        store.migrate()
+    app = FastAPI(title="hip-triage desk", version=__version__, openapi_url="/api/openapi.json", docs_url=None,
+                  redoc_url=None, description="Triage crash logs of AMD GPU software and keep every case. "
+                  "POST a log to /api/v1/cases; the answer is the JSON report (see `triage schema`) and the case URL.")
+    app.state.store = store
+    app.state.settings = settings
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(("html",)))
+    env.filters["when"] = _when
+    env.filters["urlencode"] = lambda v: urllib.parse.quote(str(v), safe="")
+
+    def signatures_version() -> str:
+        from triage.match import load
+        from triage.resources import data_dir
+
+        return load(settings.signatures or data_dir("signatures")).version
+
+    shipped_version = signatures_version()
+
+    def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
+        """A page with the CSRF cookie set (made now when the browser has none)."""
+        token = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+        html = env.get_template(name).render(csrf=token, version=__version__, signatures_version=shipped_version,
+                                             database=store.safe_url.split("://", 1)[0], **values)
+        response = HTMLResponse(html, status_code=status, headers={
+            "Content-Security-Policy": PAGE_CSP, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer"})
+        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/")
+        return response
+
+    def csrf_ok(request: Request, form: Any) -> bool:
+        cookie = request.cookies.get(CSRF_COOKIE) or ""
+        given = form.get("csrf") if form is not None else None
+        return bool(cookie) and isinstance(given, str) and hmac.compare_digest(cookie.encode(), given.encode())
+
+    def submitter(request: Request, given: Any) -> str:
+        if settings.auth_header:
+            return request.headers.get(settings.auth_header, "").strip() or "anonymous"
+        text = given.strip() if isinstance(given, str) else ""
+        return text or ("local" if settings.loopback else "token holder")
+
+    async def read_form(request: Request) -> Any:
+        return await request.form(max_files=1, max_fields=20, max_part_size=settings.max_upload)
+
+    async def file_upload(form: Any) -> tuple[bytes, str, str] | None:
+        """(data, display name, source) from a form's ``file`` or ``text``, or None when both are empty."""
+        from triage.server import display_name
+
+        item = form.get("file")
+        if isinstance(item, UploadFile) and item.filename:
+            data = await item.read(settings.max_upload + 1)
+            if data.strip():
+                return data, display_name(urllib.parse.quote(item.filename)), "file"
+        text = form.get("text")
+        if isinstance(text, str) and text.strip():
+            return text.encode("utf-8"), "paste.txt", "paste"
+        return None
+
+    def store_upload(upload: intake.Upload) -> int:
+        return store.add(intake.triage(upload, settings.signatures, settings.max_input))
+
+    async def submit(upload: intake.Upload) -> int | Response:
+        """Triage and store; an id, or the refusal to send."""
+        from triage.ingest import IngestError
+
+        if len(upload.data) > settings.max_upload:
+            return _refuse(413, f"The upload is over the {_mib(settings.max_upload)} MiB limit: send only the logs.")
+        try:
+            return await run_in_threadpool(store_upload, upload)
+        except IngestError as err:
+            return _refuse(400, f"The upload cannot be read ({err}); send the log as text or a .zip/.tar.gz bundle.")
+        except Exception:
+            ref = secrets.token_hex(4)
+            log.exception("triage or storage failed (ref %s)", ref)
+            return _refuse(500, f"The triage or the database failed on this upload (ref {ref}); try again, and if "
+                           "it fails again run triage FILE on the command line and report the problem with that ref.")
+
+    @app.exception_handler(TooLarge)
+    async def too_large(_request: Request, _err: TooLarge) -> Response:
+        return _refuse(413, f"The upload is over the {_mib(settings.max_upload)} MiB limit: send only the logs, or "
+                       "ask whoever runs the desk to raise it (triage desk --max-upload MIB).")
+
+    # -- pages ------------------------------------------------------------------------------------------
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def index(request: Request) -> HTMLResponse:
+        return page(request, "index.html", text="", error=None, ask_submitter=not settings.auth_header,
+                    limit_mib=_mib(settings.max_upload), kept_mib=_mib(settings.max_input))
+
+    @app.get("/static/desk.css", include_in_schema=False)
+    def stylesheet() -> Response:
+        return Response((TEMPLATES / "desk.css").read_text(encoding="utf-8"), media_type="text/css",
+                        headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"})
+
+    @app.post("/cases", include_in_schema=False)
+    async def new_case(request: Request) -> Response:
+        form = await read_form(request)
+        if not csrf_ok(request, form):
+            return _refuse(403, "The form has expired or did not come from this desk; reload the page and send it "
+                           "again.")
+        got = await file_upload(form)
+        if got is None:
+            return page(request, "index.html", 400, text="", error="Paste a log or choose a file first.",
+                        ask_submitter=not settings.auth_header, limit_mib=_mib(settings.max_upload),
+                        kept_mib=_mib(settings.max_input))
+        data, name, source = got
+        made = await submit(intake.Upload(data, name, source, bool(form.get("redact")),
+                                          submitter(request, form.get("submitter"))))
+        if isinstance(made, Response):
+            return made
+        return RedirectResponse(f"/cases/{made}", status_code=303)
+
+    def case_or_404(case_id: int, *extra: str) -> dict[str, Any] | Response:
+        found = store.get(case_id, *extra)
+        return found if found is not None else _refuse(404, f"There is no case {case_id}; the list is at /cases.")
+
+    @app.get("/cases/{case_id}", response_class=HTMLResponse, include_in_schema=False)
+    def case_page(request: Request, case_id: int) -> Response:
+        case = case_or_404(case_id)
+        if isinstance(case, Response):
+            return case
+        return page(request, "case.html", case=case, confidence=percent(case["confidence"]),
+                    seen=store.seen_before(case), history=store.case_changes(case_id), statuses=intake.STATUSES)
+
+    @app.get("/cases/{case_id}/report.html", include_in_schema=False)
+    def case_report(case_id: int) -> Response:
+        case = case_or_404(case_id, "report_html")
+        if isinstance(case, Response):
+            return case
+        return HTMLResponse(case["report_html"], headers={"Content-Security-Policy": REPORT_CSP,
+                                                           "X-Content-Type-Options": "nosniff",
+                                                           "Referrer-Policy": "no-referrer"})
+
+    @app.post("/cases/{case_id}", include_in_schema=False)
+    async def case_update(request: Request, case_id: int) -> Response:
+        form = await read_form(request)
+        if not csrf_ok(request, form):
+            return _refuse(403, "The form has expired or did not come from this desk; reload the page and send it "
+                           "again.")
+        status, note = form.get("status"), form.get("note")
+        if status not in intake.STATUSES or not isinstance(note, str):
+            return _refuse(400, f"Status must be one of {', '.join(intake.STATUSES)}; reload the case and try again.")
+        if not await run_in_threadpool(store.update, case_id, status, note[:NOTE_CHARS]):
+            return _refuse(404, f"There is no case {case_id}; the list is at /cases.")
+        return RedirectResponse(f"/cases/{case_id}", status_code=303)
+
+    def chosen_filters(request: Request) -> tuple[Filters, dict[str, str]]:
+        chosen = {name: request.query_params[name] for name, _ in FILTER_LABELS if request.query_params.get(name)}
+        return Filters(chosen, request.query_params.get("q", "")), chosen
+
+    def paging(request: Request) -> tuple[int, int]:
+        def number(name: str, default: int, top: int) -> int:
+            raw = request.query_params.get(name, "")
+            return min(max(int(raw), 0), top) if raw.isdigit() else default
+        return number("limit", PAGE_SIZE, MAX_PAGE) or PAGE_SIZE, number("offset", 0, 1 << 40)
+
+    @app.get("/cases", response_class=HTMLResponse, include_in_schema=False)
+    def cases_page(request: Request) -> HTMLResponse:
+        filters, chosen = chosen_filters(request)
+        limit, offset = paging(request)
+        rows, total = store.search(filters, limit, offset)
+        weeks = store.weekly(filters)
+
+        def at(new_offset: int) -> str:
+            return "/cases?" + urllib.parse.urlencode({**chosen, "q": filters.q, "offset": new_offset})
+
+        return page(request, "cases.html", rows=rows, total=total, weeks=weeks,
+                    max_week=max((c for _, c in weeks), default=1), facets=store.facets(), chosen=chosen, q=filters.q,
+                    filter_labels=FILTER_LABELS, prev_url=at(max(offset - limit, 0)) if offset else None,
+                    next_url=at(offset + limit) if offset + limit < total else None)
+
+    @app.get("/retriage", response_class=HTMLResponse, include_in_schema=False)
+    def retriage_page(request: Request) -> HTMLResponse:
+        return page(request, "retriage.html", done=None, changed=[], changes=store.recent_changes())
+
+    def run_retriage() -> tuple[int, list[Any]]:
+        def analyse(stored: dict[str, Any]) -> dict[str, Any]:
+            return intake.retriage(stored["input_kind"], stored["input_data"], stored["input_name"] or "upload",
+                                   stored["redacted"], settings.signatures)
+        return store.retriage(analyse)
+
+    @app.post("/retriage", include_in_schema=False)
+    async def retriage_form(request: Request) -> Response:
+        form = await read_form(request)
+        if not csrf_ok(request, form):
+            return _refuse(403, "The form has expired or did not come from this desk; reload the page and send it "
+                           "again.")
+        done, changed = await run_in_threadpool(run_retriage)
+        return page(request, "retriage.html", done=done, changed=changed, changes=store.recent_changes())
+
+    @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
+    def login_page(request: Request) -> HTMLResponse:
+        return page(request, "login.html", error=None)
+
+    @app.post("/login", include_in_schema=False)
+    async def login(request: Request) -> Response:
+        form = await read_form(request)
+        token = form.get("token")
+        if not csrf_ok(request, form) or not settings.token or not isinstance(token, str) or not hmac.compare_digest(
+                token.encode(), settings.token.encode()):
+            return page(request, "login.html", 401, error="That token is not this desk's; ask whoever runs it.")
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(TOKEN_COOKIE, urllib.parse.quote(token), httponly=True, samesite="strict", path="/")
+        return response
+
+    # -- API --------------------------------------------------------------------------------------------
+
+    case_schema = {"type": "object", "description": "A stored case (no input, no report).",
+                   "properties": {"id": {"type": "integer"}, "url": {"type": "string"},
+                                  "created_at": {"type": "string", "format": "date-time"},
+                                  "submitter": {"type": "string"}, "status": {"enum": list(intake.STATUSES)},
+                                  "note": {"type": "string"}, "class": {"type": "string"},
+                                  "signature": {"type": "string"}, "title": {"type": "string"},
+                                  "signatures_version": {"type": "string"}}}
+    upload_body = {"required": True, "content": {
+        "multipart/form-data": {"schema": {"type": "object", "properties": {
+            "file": {"type": "string", "format": "binary", "description": "a log, dump, core or .zip/.tar.gz bundle"},
+            "text": {"type": "string", "description": "pasted text (when no file)"},
+            "redact": {"type": "string", "description": "1: redact names, addresses, serials before storing"},
+            "submitter": {"type": "string"}}}},
+        "application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {
+            "text": {"type": "string"}, "redact": {"type": "string"}, "submitter": {"type": "string"}}}},
+        "application/octet-stream": {"schema": {"type": "string", "format": "binary",
+                                                "description": "the raw file; name it with X-File-Name or ?name="}}}}
+
+    @app.post("/api/v1/cases", status_code=201, summary="Triage and store a case", openapi_extra={
+        "requestBody": upload_body,
+        "parameters": [{"name": "redact", "in": "query", "schema": {"type": "boolean"}},
+                       {"name": "name", "in": "query", "schema": {"type": "string"}},
+                       {"name": "submitter", "in": "query", "schema": {"type": "string"}}]},
+        responses={201: {"description": "The case: its id, url, stored fields and the JSON report", "content": {
+            "application/json": {"schema": {"type": "object", "properties": {
+                "id": {"type": "integer"}, "url": {"type": "string"}, "case": case_schema,
+                "report": {"$ref": "#/components/schemas/Report"}}}}}},
+            400: {"description": "nothing to triage, or unreadable"}, 413: {"description": "over the upload limit"}})
+    async def api_create(request: Request) -> Response:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        params = request.query_params
+        redact = params.get("redact", "").lower() in ("1", "true", "yes", "on")
+        who = params.get("submitter")
+        if kind in ("multipart/form-data", "application/x-www-form-urlencoded"):
+            form = await read_form(request)
+            got = await file_upload(form)
+            redact = redact or bool(form.get("redact"))
+            who = who or form.get("submitter")
+        else:
+            from triage.server import display_name
+
+            data = await request.body()
+            got = (data, display_name(request.headers.get("x-file-name") or params.get("name")), "api") \
+                if data.strip() else None
+        if got is None:
+            return _refuse(400, "Nothing to triage: send a file (-F file=@LOG), a text field (-F text=...) or the "
+                           "raw log as the body (--data-binary @LOG).")
+        data, name, source = got
+        made = await submit(intake.Upload(data, name, "api" if source != "file" else "file", redact,
+                                          submitter(request, who)))
+        if isinstance(made, Response):
+            return made
+        return await run_in_threadpool(one_case, request, made, 201)
+
+    def one_case(request: Request, case_id: int, status: int = 200) -> Response:
+        case = case_or_404(case_id, "report_json", "cluster_key")
+        if isinstance(case, Response):
+            return case
+        seen = store.seen_before(case)
+        body = {"id": case_id, "url": str(request.base_url).rstrip("/") + f"/cases/{case_id}",
+                "case": _public(case), "report": json.loads(case["report_json"]),
+                "seen_before": {"count": seen.count, "first": seen.first.isoformat() if seen.first else None,
+                                "last": seen.last.isoformat() if seen.last else None,
+                                "cases": [_public(c) for c in seen.cases]},
+                "changes": [_public_change(c) for c in store.case_changes(case_id)]}
+        headers = {"Location": f"/cases/{case_id}"} if status == 201 else None
+        return JSONResponse(body, status_code=status, headers=headers)
+
+    @app.get("/api/v1/cases/{case_id}", summary="One case: its fields, JSON report, seen-before and changes")
+    def api_case(request: Request, case_id: int) -> Response:
+        return one_case(request, case_id)
+
+    @app.get("/api/v1/cases", summary="Cases matching filters, newest first", openapi_extra={"parameters": [
+        *({"name": n, "in": "query", "schema": {"type": "string"}, "description": label} for n, label in FILTER_LABELS),
+        {"name": "q", "in": "query", "schema": {"type": "string"}, "description": "text in title, note, name, report"},
+        {"name": "limit", "in": "query", "schema": {"type": "integer", "maximum": MAX_PAGE}},
+        {"name": "offset", "in": "query", "schema": {"type": "integer"}}]})
+    def api_cases(request: Request) -> Response:
+        filters, _ = chosen_filters(request)
+        limit, offset = paging(request)
+        rows, total = store.search(filters, limit, offset)
+        return JSONResponse({"total": total, "limit": limit, "offset": offset, "cases": [_public(r) for r in rows],
+                             "weeks": [{"week": w.isoformat(), "cases": n} for w, n in store.weekly(filters)]})
+
+    @app.patch("/api/v1/cases/{case_id}", summary="Set a case's status and/or note", openapi_extra={
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object", "properties": {
+            "status": {"enum": list(intake.STATUSES)}, "note": {"type": "string"}}}}}}})
+    async def api_update(request: Request, case_id: int) -> Response:
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or body.get("status", "open") not in intake.STATUSES or not isinstance(
+                body.get("note", ""), str):
+            return _refuse(400, f'Send JSON such as {{"status": "answered", "note": "..."}}; status is one of '
+                           f"{', '.join(intake.STATUSES)}.")
+        note = body.get("note")
+        if not await run_in_threadpool(store.update, case_id, body.get("status"),
+                                       note[:NOTE_CHARS] if note is not None else None):
+            return _refuse(404, f"There is no case {case_id}.")
+        return await run_in_threadpool(one_case, request, case_id)
+
+    @app.post("/api/v1/retriage", summary="Triage every stored input again with the current signatures")
+    async def api_retriage() -> Response:
+        done, changed = await run_in_threadpool(run_retriage)
+        return JSONResponse({"retriaged": done, "signatures_version": signatures_version(),
+                             "changed": [{"case_id": c.case_id, "url": f"/cases/{c.case_id}",
+                                          "old_class": c.old_class, "new_class": c.new_class,
+                                          "old_signature": c.old_signature, "new_signature": c.new_signature,
+                                          "old_signatures_version": c.old_signatures_version,
+                                          "new_signatures_version": c.new_signatures_version} for c in changed]})
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            from fastapi.openapi.utils import get_openapi
+
+            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            schema.setdefault("components", {}).setdefault("schemas", {})["Report"] = _report_schema()
+            schema["components"]["securitySchemes"] = {"token": {"type": "http", "scheme": "bearer"}}
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    app.add_middleware(Guard, settings=settings)
+    return app
+
+
+def _public_change(change: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() if isinstance(v, dt.datetime) else v) for k, v in change.items()}
+
+
+__all__ = ["Guard", "Settings", "StoreError", "create_app"]
