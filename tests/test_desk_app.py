@@ -1,0 +1,410 @@
+"""``triage desk``: the pages and the JSON API over HTTP, served by uvicorn on loopback as in use."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the desk extra is not installed: pip install -e '.[desk]'")
+pytest.importorskip("uvicorn", reason="the desk extra is not installed: pip install -e '.[desk]'")
+
+import jsonschema  # noqa: E402
+import uvicorn  # noqa: E402
+import yaml  # noqa: E402
+
+from tests.conftest import CORPUS, ROOT  # noqa: E402
+from tests.test_desk_storage import BACKENDS, open_store  # noqa: E402
+from triage.desk.app import Settings, create_app  # noqa: E402
+from triage.desk.storage import Store  # noqa: E402
+
+SEED = CORPUS / "seed-000-blit-kernels-device-libs-missing"
+SCHEMA = json.loads((ROOT / "reports" / "report.schema.json").read_text(encoding="utf-8"))
+
+
+def paste_of(case: Path) -> str:
+    """Everything a user sent for a case, pasted as one text."""
+    return "".join(p.read_text(encoding="utf-8") for p in sorted(case.iterdir())
+                   if p.is_file() and p.name != "expected.yaml")
+
+
+def expected_class(case: Path) -> str:
+    return yaml.safe_load((case / "expected.yaml").read_text(encoding="utf-8"))["class"]
+
+
+@dataclass
+class Desk:
+    """A desk served on loopback by uvicorn in a thread."""
+
+    port: int
+    store: Store
+    settings: Settings
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
+                ) -> tuple[int, dict[str, str], bytes]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        try:
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+        finally:
+            connection.close()
+
+    def json(self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
+             ) -> tuple[int, Any]:
+        status, _, data = self.request(method, path, body, headers)
+        return status, json.loads(data) if data.startswith((b"{", b"[")) else data.decode("utf-8")
+
+
+@contextlib.contextmanager
+def serving(settings: Settings, store: Store) -> Iterator[Desk]:
+    """Start uvicorn on a loopback socket bound here (so the port is known before the app is made)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    settings.port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(settings, store), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the desk did not start")
+        time.sleep(0.02)
+    try:
+        yield Desk(settings.port, store, settings)
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+@pytest.fixture
+def desk(tmp_path: Path) -> Iterator[Desk]:
+    store = open_store("sqlite", tmp_path)
+    with serving(Settings(max_upload=1 << 20, max_input=1 << 20), store) as running:
+        yield running
+    store.close()
+
+
+def multipart(fields: dict[str, str], file: tuple[str, bytes] | None = None) -> tuple[bytes, dict[str, str]]:
+    """A multipart/form-data body as a browser or ``curl -F`` sends it."""
+    boundary = uuid.uuid4().hex
+    parts = []
+    for name, value in fields.items():
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode()
+                     + value.encode("utf-8") + b"\r\n")
+    if file is not None:
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{file[0]}"\r\n'
+                     "Content-Type: application/octet-stream\r\n\r\n".encode() + file[1] + b"\r\n")
+    body = b"".join(parts) + f"--{boundary}--\r\n".encode()
+    return body, {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+
+
+def form_page(desk: Desk, path: str = "/") -> tuple[str, str]:
+    """The page's CSRF cookie and the token its form carries."""
+    status, headers, body = desk.request("GET", path)
+    assert status == 200
+    cookie = re.search(r"desk_csrf=([^;]+)", headers["set-cookie"]).group(1)
+    token = re.search(r'name="csrf" value="([^"]+)"', body.decode()).group(1)
+    return cookie, token
+
+
+# --- the API ----------------------------------------------------------------------------------------------------
+
+
+def test_api_takes_a_file_a_text_field_or_a_raw_body(desk: Desk) -> None:
+    log = paste_of(SEED).encode("utf-8")
+    body, headers = multipart({"submitter": "ana"}, ("user log.txt", log))
+    status, first = desk.json("POST", "/api/v1/cases", body, headers)
+    assert status == 201, first
+    jsonschema.validate(first["report"], SCHEMA)
+    assert first["report"]["diagnoses"][0]["class"] == expected_class(SEED)
+    assert first["url"] == f"{desk.url}/cases/{first['id']}"
+    assert (first["case"]["submitter"], first["case"]["source"], first["case"]["input_name"]) == (
+        "ana", "file", "user log.txt")
+    assert first["seen_before"]["count"] == 0
+
+    body, headers = multipart({"text": log.decode()})
+    status, second = desk.json("POST", "/api/v1/cases", body, headers)
+    assert status == 201 and second["seen_before"]["count"] == 1
+    assert second["seen_before"]["cases"][0]["id"] == first["id"]
+
+    status, third = desk.json("POST", "/api/v1/cases?submitter=bot", log, {"X-File-Name": "hip%20run.log"})
+    assert status == 201 and third["case"]["input_name"] == "hip run.log" and third["case"]["submitter"] == "bot"
+    assert third["seen_before"]["count"] == 2
+
+    status, urlencoded = desk.json("POST", "/api/v1/cases", b"text=hipErrorNoBinaryForGpu",
+                                   {"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 201 and urlencoded["case"]["source"] == "api"
+
+    status, listed = desk.json("GET", f"/api/v1/cases?class={expected_class(SEED)}")
+    assert status == 200 and listed["total"] == 3
+    assert [c["id"] for c in listed["cases"]] == [third["id"], second["id"], first["id"]]
+    assert sum(week["cases"] for week in listed["weeks"]) == 3
+
+    status, one = desk.json("GET", f"/api/v1/cases/{first['id']}")
+    assert status == 200 and one["report"] == first["report"] and one["case"]["status"] == "open"
+
+
+def test_api_refuses_nothing_and_unknown_cases_in_one_line(desk: Desk) -> None:
+    status, message = desk.json("POST", "/api/v1/cases", b"  \n")
+    assert status == 400 and "Nothing to triage" in message and message.count("\n") == 1
+    status, message = desk.json("GET", "/api/v1/cases/999")
+    assert status == 404 and "no case 999" in message
+    status, message = desk.json("PATCH", "/api/v1/cases/999", b'{"status": "closed"}')
+    assert status == 404
+    status, message = desk.json("PATCH", "/api/v1/cases/1", b'{"status": "solved"}')
+    assert status == 400 and "open, answered, closed" in message
+
+
+def test_status_and_note_through_the_api(desk: Desk) -> None:
+    status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
+    status, changed = desk.json("PATCH", f"/api/v1/cases/{made['id']}",
+                                json.dumps({"status": "answered", "note": "LD_PRELOAD the system HIP (ticket QX-7731)"}).encode(),
+                                {"Content-Type": "application/json"})
+    assert status == 200 and (changed["case"]["status"], changed["case"]["note"]) == (
+        "answered", "LD_PRELOAD the system HIP (ticket QX-7731)")
+    status, later = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
+    assert later["seen_before"]["cases"][0]["note"] == "LD_PRELOAD the system HIP (ticket QX-7731)"
+    assert desk.json("GET", "/api/v1/cases?status=answered")[1]["total"] == 1
+    assert desk.json("GET", "/api/v1/cases?q=qx-7731")[1]["total"] == 1
+
+
+def test_openapi_is_served_with_the_report_schema(desk: Desk) -> None:
+    status, spec = desk.json("GET", "/api/openapi.json")
+    assert status == 200 and spec["openapi"].startswith("3.")
+    assert {"/api/v1/cases", "/api/v1/cases/{case_id}", "/api/v1/retriage"} <= set(spec["paths"])
+    post = spec["paths"]["/api/v1/cases"]["post"]
+    assert {"multipart/form-data", "application/x-www-form-urlencoded", "application/octet-stream"} <= set(
+        post["requestBody"]["content"])
+    assert spec["components"]["schemas"]["Report"]["properties"].keys() == SCHEMA["properties"].keys()
+
+
+def test_redacted_cases_keep_no_user_or_host_names(desk: Desk) -> None:
+    log = ("ana@render-box-07:~$ ./app\n:1:hip_code_object.cpp:507 : Error: hipErrorNoBinaryForGpu: Unable to find "
+           "code object for all current devices!\n/home/ana/app/run.sh: line 4: 1234 Aborted (core dumped)\n")
+    status, made = desk.json("POST", "/api/v1/cases?redact=1", log.encode(), {"X-File-Name": "ana-render-box-07.log"})
+    assert status == 201 and made["case"]["redacted"] is True
+    stored = desk.store.get(made["id"], "input_data", "report_json", "report_html")
+    for text in (stored["input_data"].decode(), stored["report_json"], stored["report_html"], stored["input_name"]):
+        assert "render-box-07" not in text and "/home/ana" not in text
+    assert stored["input_kind"] == "text"
+    status, plain = desk.json("POST", "/api/v1/cases", log.encode())
+    assert desk.store.get(plain["id"], "input_data")["input_data"] == log.encode()
+
+
+def test_retriage_shows_which_cases_changed_class(tmp_path: Path) -> None:
+    shipped = ROOT / "signatures"
+    older = tmp_path / "signatures"
+    shutil.copytree(shipped, older)
+    matched = [p for p in older.glob("*.yaml") if (yaml.safe_load(p.read_text()) or {}).get("id") ==
+               "hip-blit-kernels-device-libs-missing"]
+    assert matched
+    for path in matched:
+        path.unlink()
+    store = open_store("sqlite", tmp_path)
+    with serving(Settings(signatures=older), store) as desk:
+        status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
+        status, other = desk.json("POST", "/api/v1/cases", paste_of(CORPUS / "seed-002-hipmoduleload-access-violation-"
+                                                                               "windows").encode())
+        assert made["case"]["class"] != "device-libs-missing"
+    with serving(Settings(signatures=shipped), store) as desk:
+        status, result = desk.json("POST", "/api/v1/retriage")
+        assert status == 200 and result["retriaged"] == 2
+        assert [(c["case_id"], c["new_class"]) for c in result["changed"]] == [(made["id"], "device-libs-missing")]
+        assert result["changed"][0]["old_class"] == made["case"]["class"]
+        status, now = desk.json("GET", f"/api/v1/cases/{made['id']}")
+        assert now["case"]["class"] == "device-libs-missing" and now["report"]["diagnoses"][0]["class"] == \
+            "device-libs-missing"
+        assert now["changes"][0]["new_signature"] == "hip-blit-kernels-device-libs-missing"
+        status, _, page = desk.request("GET", f"/cases/{made['id']}")
+        assert "Re-triaged" in page.decode() and "device-libs-missing" in page.decode()
+        status, _, listing = desk.request("GET", "/retriage")
+        assert f'href="/cases/{made["id"]}"' in listing.decode()
+    store.close()
+
+
+# --- the pages --------------------------------------------------------------------------------------------------
+
+
+def test_pages_have_a_strict_policy_and_a_csrf_cookie(desk: Desk) -> None:
+    status, headers, body = desk.request("GET", "/")
+    assert status == 200
+    assert "script-src" not in headers["content-security-policy"]  # no script at all: default-src 'none'
+    assert "default-src 'none'" in headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert re.search(r"desk_csrf=[^;]+; HttpOnly; Path=/; SameSite=strict", headers["set-cookie"], re.IGNORECASE)
+    assert b'<form method="post" action="/cases" enctype="multipart/form-data"' in body
+
+
+def test_the_form_needs_its_csrf_token_and_the_same_origin(desk: Desk) -> None:
+    cookie, token = form_page(desk)
+    body, headers = multipart({"text": paste_of(SEED)})
+    status, _, message = desk.request("POST", "/cases", body, {**headers, "Cookie": f"desk_csrf={cookie}"})
+    assert status == 403 and b"reload the page" in message
+    body, headers = multipart({"text": paste_of(SEED), "csrf": "forged"})
+    assert desk.request("POST", "/cases", body, {**headers, "Cookie": f"desk_csrf={cookie}"})[0] == 403
+    body, headers = multipart({"text": paste_of(SEED), "csrf": token})
+    assert desk.request("POST", "/cases", body, headers)[0] == 403  # no cookie
+    status, _, message = desk.request("POST", "/cases", body, {**headers, "Cookie": f"desk_csrf={cookie}",
+                                                               "Origin": "http://evil.example"})
+    assert status == 403 and b"own pages" in message
+    status, _, message = desk.request("POST", "/api/v1/cases", b"log", {"Sec-Fetch-Site": "cross-site"})
+    assert status == 403
+    assert desk.store.search(__import__("triage.desk.storage", fromlist=["Filters"]).Filters())[1] == 0
+    status, headers_, _ = desk.request("POST", "/cases", body, {**headers, "Cookie": f"desk_csrf={cookie}",
+                                                                "Origin": desk.url})
+    assert status == 303 and re.fullmatch(r"/cases/\d+", headers_["location"])
+
+
+def test_the_case_page_escapes_everything_the_user_sent(desk: Desk) -> None:
+    hostile = ('<script>alert(1)</script>\n:1:hip_code_object.cpp:507 : Error: hipErrorNoBinaryForGpu "><img src=x '
+               'onerror=alert(2)>\n')
+    status, made = desk.json("POST", "/api/v1/cases?submitter=%3Cb%3Eeve%3C/b%3E", hostile.encode(),
+                             {"X-File-Name": "%3Csvg%20onload=alert(3)%3E.log"})
+    assert status == 201
+    desk.json("PATCH", f"/api/v1/cases/{made['id']}", json.dumps({"note": "<iframe src=//evil>"}).encode())
+    desk.json("POST", "/api/v1/cases", hostile.encode())
+    for path in (f"/cases/{made['id']}", f"/cases/{made['id'] + 1}", "/cases", "/cases?q=%3Cscript%3E"):
+        status, _, page = desk.request("GET", path)
+        text = page.decode()
+        assert status == 200
+        for raw in ("<script", "<img", "<svg", "<iframe src=//evil", "<b>eve"):
+            assert raw not in text, (path, raw)
+    assert "&lt;iframe src=//evil&gt;" in desk.request("GET", f"/cases/{made['id'] + 1}")[2].decode()
+    status, headers, report = desk.request("GET", f"/cases/{made['id']}/report.html")
+    assert "sandbox allow-scripts" in headers["content-security-policy"]
+    assert b"<script>alert(1)" not in report
+
+
+def test_list_page_filters_and_counts_per_week(desk: Desk) -> None:
+    for case in (SEED, SEED, CORPUS / "seed-003-getdevicekernel-null-gfx906-only-kernel"):
+        assert desk.json("POST", "/api/v1/cases", paste_of(case).encode())[0] == 201
+    status, _, page = desk.request("GET", "/cases")
+    text = page.decode()
+    assert status == 200 and 'id="total">3 cases' in text and 'id="weeks"' in text
+    assert 'value="3"' in text  # the week's bar: three cases
+    status, _, page = desk.request("GET", f"/cases?class={expected_class(SEED)}")
+    assert 'id="total">2 cases match' in page.decode()
+    gfx = desk.store.get(3)["gfx_arch"]
+    status, _, page = desk.request("GET", f"/cases?gfx_arch={gfx}&q=")
+    assert f"<option selected>{gfx}</option>" in page.decode()
+
+
+def test_uploads_are_bounded_before_and_while_they_are_read(desk: Desk) -> None:
+    big = b"x" * ((1 << 20) + (128 << 10))
+    status, _, message = desk.request("POST", "/api/v1/cases", big)
+    assert status == 413 and b"1 MiB limit" in message
+    # A chunked body declares no size: counted while read, refused once past the limit.
+    connection = http.client.HTTPConnection("127.0.0.1", desk.port, timeout=60)
+    try:
+        connection.request("POST", "/api/v1/cases", body=iter([big[i:i + 65536] for i in range(0, len(big), 65536)]),
+                           encode_chunked=True)
+        response = connection.getresponse()
+        assert response.status == 413
+    finally:
+        connection.close()
+    assert desk.request("POST", "/api/v1/cases", b"x", {"Content-Length": "-1"})[0] in (400, 413)
+    assert desk.store.search(__import__("triage.desk.storage", fromlist=["Filters"]).Filters())[1] == 0
+
+
+def test_only_requests_addressed_to_localhost_are_answered(desk: Desk) -> None:
+    status, _, message = desk.request("GET", "/", headers={"Host": "rebound.example"})
+    assert status == 403 and b"127.0.0.1" in message
+    assert desk.request("GET", "/", headers={"Host": f"localhost:{desk.port}"})[0] == 200
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_concurrent_submissions_are_all_stored(tmp_path: Path, backend: str) -> None:
+    store = open_store(backend, tmp_path)
+    log = paste_of(SEED).encode()
+    results: list[tuple[int, Any]] = []
+    lock = threading.Lock()
+    with serving(Settings(), store) as desk:
+        def submit(n: int) -> None:
+            got = desk.json("POST", f"/api/v1/cases?submitter=c{n}", log)
+            with lock:
+                results.append(got)
+
+        threads = [threading.Thread(target=submit, args=(n,)) for n in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert [status for status, _ in results] == [201] * 12
+        assert len({made["id"] for _, made in results}) == 12
+        assert sorted(made["seen_before"]["count"] for _, made in results) == list(range(12))
+        assert desk.json("GET", "/api/v1/cases")[1]["total"] == 12
+    store.close()
+
+
+# --- access beyond loopback -------------------------------------------------------------------------------------
+
+
+def test_other_addresses_need_a_token_or_a_proxy_header() -> None:
+    assert Settings(host="0.0.0.0").refusal() is not None
+    assert Settings(host="192.0.2.7", token="t" * 20).refusal() is None
+    assert Settings(host="::", auth_header="X-Forwarded-User").refusal() is None
+    assert Settings(host="127.0.0.1").refusal() is None and Settings(host="::1").refusal() is None
+
+
+def test_the_command_refuses_to_start_open_on_the_network(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "triage", "desk", "--host", "0.0.0.0", "--database",
+                           f"sqlite:///{tmp_path / 'd.sqlite3'}"], capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "HIP_TRIAGE_DESK_TOKEN": ""})
+    assert done.returncode == 2
+    assert "not a loopback address" in done.stderr and "--auth-header" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = subprocess.run([sys.executable, "-m", "triage", "desk", "--migrate-only", "--database",
+                           f"sqlite:///{tmp_path / 'd.sqlite3'}"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and (tmp_path / "d.sqlite3").is_file()
+
+
+def test_token_access(tmp_path: Path) -> None:
+    token = "s3cret-token-of-the-desk"
+    store = open_store("sqlite", tmp_path)
+    with serving(Settings(token=token), store) as desk:
+        status, message = desk.json("GET", "/api/v1/cases")
+        assert status == 401 and "Authorization: Bearer" in message
+        status, headers, _ = desk.request("GET", "/cases")
+        assert status == 303 and headers["location"] == "/login"
+        assert desk.json("GET", "/api/v1/cases", headers={"Authorization": "Bearer wrong"})[0] == 401
+        assert desk.json("GET", "/api/v1/cases", headers={"Authorization": f"Bearer {token}"})[0] == 200
+        cookie, csrf = form_page(desk, "/login")
+        body, headers = multipart({"token": "guess", "csrf": csrf})
+        assert desk.request("POST", "/login", body, {**headers, "Cookie": f"desk_csrf={cookie}"})[0] == 401
+        body, headers = multipart({"token": token, "csrf": csrf})
+        status, answer, _ = desk.request("POST", "/login", body, {**headers, "Cookie": f"desk_csrf={cookie}"})
+        assert status == 303
+        signed_in = re.search(r"desk_token=([^;]+)", answer["set-cookie"]).group(1)
+        assert desk.request("GET", "/cases", headers={"Cookie": f"desk_token={signed_in}"})[0] == 200
+    store.close()
+
+
+def test_proxy_header_access_names_the_submitter(tmp_path: Path) -> None:
+    store = open_store("sqlite", tmp_path)
+    with serving(Settings(auth_header="X-Forwarded-User"), store) as desk:
+        status, message = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
+        assert status == 401 and "X-Forwarded-User" in message
+        status, made = desk.json("POST", "/api/v1/cases?submitter=mallory", paste_of(SEED).encode(),
+                                 {"X-Forwarded-User": "ana@example.com"})
+        assert status == 201 and made["case"]["submitter"] == "ana@example.com"
+    store.close()
