@@ -213,7 +213,9 @@ def _thaw(frozen: bytes, path: str) -> Case | None:
     artifacts, _ = read_inputs([path])
     if [(a.name, a.size) for a in artifacts] != names:
         return None
-    case.artifacts = artifacts
+    from triage.parsers import read_past_wrappers
+
+    case.artifacts = read_past_wrappers(artifacts)
     return case
 
 

@@ -18,7 +18,7 @@ from triage.errors import BadInput, internal
 from triage.model import Artifact, Case, Where
 from triage.parsers import (amdgpu, amdlog, appinfo, backtrace, buildtargets, elfcore, elflib, envfacts, exitstatus, fatbin,
                             fault, kernel, ldd, lines, listing, manifest, minidump, offload, strace, timestamps, vendor,
-                            versions, windows)
+                            versions, windows, wrappers)
 
 # envfacts runs last: it reads which lines the other parsers claimed as machine output.
 LINE_PARSERS = (amdlog, backtrace, kernel, amdgpu, windows, exitstatus, strace, offload, listing, ldd, minidump, elfcore,
@@ -34,8 +34,9 @@ def _name(parser: object) -> str:
     return parser.__name__.rsplit(".", 1)[-1]  # type: ignore[attr-defined]
 
 
-def _parse_one(artifact: Artifact, case: Case) -> None:
-    """Run every line parser on the artifact within its share of the budget."""
+def _parse_one(artifact: Artifact, original: Artifact, case: Case) -> None:
+    """Run every line parser on the artifact within its share of the budget (the timestamps parser
+    on the text as given: a collector's prefix is often the clock)."""
     started = time.monotonic()
     index = 0
     try:
@@ -44,7 +45,7 @@ def _parse_one(artifact: Artifact, case: Case) -> None:
             for index, parser in enumerate(LINE_PARSERS):
                 deadline.check("parsing")
                 try:
-                    parser.parse(artifact, case)
+                    parser.parse(original if parser is timestamps else artifact, case)
                 except deadline.OutOfTime:
                     raise
                 except BadInput as err:
@@ -59,17 +60,24 @@ def _parse_one(artifact: Artifact, case: Case) -> None:
         )
 
 
+def read_past_wrappers(artifacts: list[Artifact]) -> list[Artifact]:
+    """The artifacts as programs printed them, log collectors' line prefixes cut (parsers/wrappers.py):
+    what parsers and signatures read."""
+    return [wrappers.unwrap(a) for a in artifacts]
+
+
 def parse(artifacts: list[Artifact], warnings: list[str] | None = None) -> Case:
-    case = Case(artifacts=artifacts, warnings=list(warnings or []))
+    plain = read_past_wrappers(artifacts)
+    case = Case(artifacts=plain, warnings=list(warnings or []))
     with deadline.within() as budget:
-        for number, artifact in enumerate(artifacts):
+        for number, (artifact, original) in enumerate(zip(plain, artifacts)):
             if budget.left() <= 0:
                 case.warnings.append(
                     f"{artifact.name} and {len(artifacts) - number - 1} more files: not parsed, the "
                     f"{budget.seconds:.0f} s time budget was spent on the files before them"
                 )
                 break
-            _parse_one(artifact, case)
+            _parse_one(artifact, original, case)
         for artifact in artifacts:
             if artifact.data is not None and case.kind_of(Where(artifact.name, 0)) is None:
                 case.warnings.append(

@@ -1,0 +1,100 @@
+"""Log collectors' line prefixes (journald, docker compose, kubectl, CI clocks, Python logging, a
+quoted reply) are read past: a real case wrapped in any of them gets the class, signature and
+evidence lines it gets bare. Kernel lines, tables and prompts keep their text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS
+from triage.model import Artifact
+from triage.parsers import parse
+from triage.parsers.wrappers import unwrap
+from triage.pipeline import triage
+
+REAL = CORPUS / "realworld"
+# Real design cases whose records a parser or an anchored pattern reads from the line's first character:
+# a gdb backtrace, the HIP runtime's own log, a Windows stack, an `ls -l` row, a Python traceback.
+CASES = [
+    "hip-2119-rocm351-segfault-ihipstreamcallback-default-stream",
+    "mivisionx-1437-openvx-hip-missing-co-gfx942",
+    "rocm-pytorch-3132-windows-scaled-mm-v2-av-torch-hip-null-call",
+    "roct-36-kfd-wrong-permissions-udev",
+    "flash-attention-1652-sharedobjectinit-torch-rocm-mismatch",
+]
+WRAPPERS = {
+    "journald": lambda i: f"Mar 03 12:00:{i % 60:02d} myhost python3[4242]: ",
+    "journald-iso": lambda i: f"2024-05-01T10:11:{i % 60:02d}+0000 myhost python3[4242]: ",
+    "compose": lambda i: "worker-1  | ",
+    "kubectl": lambda i: "[pod/infer-0/server] ",
+    "ci-clock": lambda i: f"2024-05-01T10:11:{i % 60:02d}.1234567Z ",
+    "python-logging": lambda i: f"2024-05-01 10:11:{i % 60:02d},345 - app - ERROR - ",
+    "quoted": lambda i: "> ",
+    "quoted-journald": lambda i: f"> Mar 03 12:00:{i % 60:02d} myhost python3[4242]: ",
+}
+
+
+def _wrapped(case: Path, tmp: Path, prefix) -> Path:
+    out = tmp / case.name
+    out.mkdir()
+    for path in case.iterdir():
+        if path.name == "label.yaml" or not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8").split("\n")
+        (out / path.name).write_text("\n".join(prefix(i) + line if line.strip() else line
+                                               for i, line in enumerate(lines)), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+@pytest.mark.parametrize("name", CASES)
+def test_wrapped_case_reads_as_bare(name: str, wrapper: str, tmp_path: Path) -> None:
+    bare = triage([str(REAL / name)])
+    wrapped = triage([str(_wrapped(REAL / name, tmp_path, WRAPPERS[wrapper]))])
+    assert bare.top.klass != "unknown"
+    assert (wrapped.top.klass, wrapped.top.id) == (bare.top.klass, bare.top.id)
+    assert [e.line for e in wrapped.top.evidence] == [e.line for e in bare.top.evidence]
+
+
+def _artifact(text: str) -> Artifact:
+    return Artifact(name="paste.txt", text=text, size=len(text))
+
+
+def test_real_journald_lines_lose_only_the_prefix() -> None:
+    # Lines from a real ollama journal (corpus/realworld/ollama-9455-...).
+    text = ('Mar 02 06:28:39 ubuntu ollama[1295]: time=2025-03-02T06:28:39.656Z level=ERROR source=server.go:421 '
+            'msg="llama runner terminated" error="signal: aborted (core dumped)"\n'
+            'Mar 02 06:28:39 ubuntu ollama[1295]: "/usr/local/lib/ollama/rocm/rocblas/library/TensileLibrary_lazy_gfx1030.dat"\n')
+    plain = unwrap(_artifact(text))
+    assert plain.lines == ['time=2025-03-02T06:28:39.656Z level=ERROR source=server.go:421 '
+                           'msg="llama runner terminated" error="signal: aborted (core dumped)"',
+                           '"/usr/local/lib/ollama/rocm/rocblas/library/TensileLibrary_lazy_gfx1030.dat"']
+
+
+def test_kernel_lines_tables_and_prompts_keep_their_text() -> None:
+    text = ("Mar 03 12:00:01 myhost kernel: amdgpu 0000:03:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:8 pasid:32770)\n"
+            "2024-05-01T10:11:12+0000 myhost kernel: amdgpu: GPU reset begin!\n"
+            "GPU  | Temp | Power\n"
+            ">>> import torch\n"
+            "2024-05-01 10:11:12 INFO loader: model loaded\n")
+    plain = unwrap(_artifact(text))
+    assert plain.lines[:4] == text.split("\n")[:4]
+    assert plain.lines[4] == "INFO loader: model loaded"  # a clock alone is cut, the message's own words are not
+
+
+def test_nothing_to_cut_gives_the_same_artifact() -> None:
+    artifact = _artifact("RuntimeError: HIP error: invalid device function\n")
+    assert unwrap(artifact) is artifact
+
+
+def test_line_numbers_and_the_clock_survive() -> None:
+    text = ("2024-05-01T10:11:12.1234567Z starting\n\n"
+            "2024-05-01T10:11:13.1234567Z :1:hip_code_object.cpp      :616 : 0 us: [pid:1 tid:0x7f] hipErrorNoBinaryForGpu: "
+            "Unable to find code object for all current devices!\n")
+    case = parse([_artifact(text)])
+    assert len(case.artifacts[0].lines) == 3
+    assert case.artifacts[0].lines[2].startswith(":1:hip_code_object.cpp")
+    assert case.events and case.events[0].where.line == 3  # the runtime's own record, read under its clock
+    assert case.fact("date").value == "2024-05-01"  # read from the prefix, which the timestamps parser still sees

@@ -1,0 +1,82 @@
+"""Read past the prefixes that log collectors put before every line of a program's output.
+
+Users rarely paste a program's output bare: journald adds ``Mar 03 12:00:01 host ollama[4242]: ``,
+``docker compose logs`` adds ``ollama-1  | ``, ``kubectl logs --prefix`` adds ``[pod/x/y] ``, CI
+and container runtimes add an ISO timestamp, Python's logging adds ``... - name - ERROR - ``, and
+a quoted reply adds ``> ``. The records under them (a HIP runtime log line, a gdb frame, a Windows
+stack line, an ``ls -l`` row) are the same, and parsers and signatures that read a record from
+its first character must see them as the program printed them.
+
+``unwrap`` returns the artifact with those prefixes removed (line numbers unchanged: only the
+start of a line is cut, lines are never joined or dropped), or the artifact itself when no line
+carries one. Kernel lines keep their prefix: the kernel-log parsers read journald's and syslog's
+forms themselves. The timestamps parser reads the original text (the prefix often is the clock).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from triage.model import Artifact
+
+_CLOCK = r"(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
+# journald / syslog: a clock, the host, the program and its pid (syslog's clock: the pid may be absent).
+_JOURNAL = re.compile(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d [\w.-]+ (?P<ident>[\w.@()/-]{1,64}?)(?:\[\d{1,10}\])?"
+                      r"|" + _CLOCK + r" [\w.-]+ (?P<ident2>[\w.@()/-]{1,64}?)\[\d{1,10}\]): ")
+# A kernel line in journald's or syslog's form: left whole for the kernel-log parsers.
+_KERNEL = re.compile(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d|" + _CLOCK + r") [\w.-]+ kernel: ")
+# One of these, each anchored at the start of what is left of the line.
+_SIMPLE = (
+    re.compile(r"\[pod/[^\]\s]{1,200}\] "),  # kubectl logs --prefix
+    re.compile(r"\[?" + _CLOCK + r"\]?:? +"),  # CI runners, containers, ComfyUI's [clock]
+    re.compile(r"-? ?[\w.]{1,64} - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "),  # Python logging's usual format, after its clock
+    re.compile(r"(?:> )+"),  # a quoted reply (not Python's >>> prompt: it has no space after the first >)
+)
+# docker compose: "service-1  | ": taken only for a service name on several lines of the file.
+_COMPOSE = re.compile(r"(?P<service>[\w.-]{1,64}?)(?:[-_]\d{1,3})? *\| ")
+_COMPOSE_MIN_LINES = 2
+_ROUNDS = 3  # a quoted journal line carries two prefixes, a quoted timestamped journal line three
+
+
+def _cut(line: str, services: frozenset[str]) -> int:
+    """How many leading characters of the line are collector prefixes."""
+    start = 0
+    for _ in range(_ROUNDS):
+        if _KERNEL.match(line, start):
+            return start
+        found = _JOURNAL.match(line, start)
+        if found:
+            start = found.end()
+            continue
+        found = _COMPOSE.match(line, start)
+        if found and found["service"] in services:
+            start = found.end()
+            continue
+        for pattern in _SIMPLE:
+            found = pattern.match(line, start)
+            if found and found.end() < len(line):
+                start = found.end()
+                break
+        else:
+            return start
+    return start
+
+
+def _services(lines: list[str]) -> frozenset[str]:
+    """Docker compose service names that prefix several lines (a table's first column does not)."""
+    counts = Counter(m["service"] for m in map(_COMPOSE.match, lines) if m)
+    return frozenset(name for name, n in counts.items() if n >= _COMPOSE_MIN_LINES and not name[:1].isdigit())
+
+
+def unwrap(artifact: Artifact) -> Artifact:
+    """The artifact as the programs printed it, or the artifact itself when nothing was cut."""
+    if artifact.data is not None or not artifact.text:
+        return artifact
+    services = _services(artifact.lines)
+    cuts = [_cut(line, services) for line in artifact.lines]
+    if not any(cuts):
+        return artifact
+    lines = [line[n:] for line, n in zip(artifact.lines, cuts)]
+    text = "\n".join(lines) + ("\n" if artifact.text.endswith("\n") else "")
+    return Artifact(name=artifact.name, text=text, size=artifact.size, lines=lines)
