@@ -32,3 +32,53 @@ def test_same_report_with_and_without_cache(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))
     cold, warm = build(triage([case])), build(triage([case]))
     assert plain == cold == warm
+
+
+def _cached_kinds(folder) -> list[str]:
+    return sorted(p.stem.rsplit("-", 1)[1] for p in (folder / "scanners").glob("*.pickle"))
+
+
+def test_a_scanner_builds_nothing_before_its_first_scan_and_keeps_what_it_built(tmp_path, monkeypatch) -> None:
+    """The database in the cache holds no scanner's build; a scanner built once is read back by the next one."""
+    import pickle
+
+    import regex
+
+    from triage.scan.scanner import LineScanner, hyperscan
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))
+    patterns = [r"Couldn'?t create blit kernels", r"\bgfx(?P<arch>\d{3,4})\b", r"hip\w+ failed"]
+    lines = ["Couldn't create blit kernels!", "GPU 0: gfx1100", "hipMalloc failed", "nothing here"]
+    fresh = LineScanner(patterns, regex.IGNORECASE)
+    assert not (tmp_path / "scanners").exists()
+    assert len(pickle.dumps(fresh)) < 1000  # patterns and settings only
+    expected = LineScanner(patterns, regex.IGNORECASE, "python").scan(lines)
+    assert expected == [[0], [1], [2]]
+    assert fresh.scan(lines) == expected
+    # A short text is read the Python way: a Hyperscan database is built only when it pays, or when asked for.
+    assert _cached_kinds(tmp_path) == ["literals"]
+    if hyperscan is None:
+        return
+    assert fresh.by_hyperscan == [0, 1, 2]
+    assert _cached_kinds(tmp_path) == ["hyperscan", "literals"]
+    again = LineScanner(patterns, regex.IGNORECASE)
+    assert again.scan(lines) == expected and again._hs is not None  # the cached database, used at once
+
+
+def test_a_long_text_builds_the_hyperscan_database(tmp_path, monkeypatch) -> None:
+    import regex
+
+    from triage.scan import scanner as scan
+
+    if scan.hyperscan is None:
+        import pytest
+
+        pytest.skip("hyperscan is not installed (pip install 'hip-triage[fast]')")
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))
+    monkeypatch.setattr(scan, "COMPILE_AFTER", 100)
+    scanner = scan.LineScanner([r"memory access fault by gpu"], regex.IGNORECASE)
+    short = ["x"] * 10
+    assert scanner.scan(short) == [[]] and scanner._hs is None
+    long = ["Memory access fault by GPU node-1"] + ["ordinary line"] * 20
+    assert scanner.scan(long) == [[0]] and scanner._hs is not None
+    assert _cached_kinds(tmp_path) == ["hyperscan", "literals"]

@@ -7,17 +7,13 @@ finds them at the top of the tree.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import itertools
 import os
 import pickle
 from pathlib import Path
 from typing import Any
-
-import yaml
-
-# libyaml's parser when PyYAML was built with it: several times faster on the database.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -34,8 +30,12 @@ def data_dir(name: str) -> Path:
 
 
 def load_yaml(path: Path) -> Any:
-    """Parse a YAML file safely (raises OSError or yaml.YAMLError)."""
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+    """Parse a YAML file safely (raises OSError or yaml.YAMLError). PyYAML is imported here: a run that
+    finds the database in the cache reads no YAML."""
+    import yaml
+
+    # libyaml's parser when PyYAML was built with it: several times faster on the database.
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def cache_dir(name: str) -> Path | None:
@@ -55,9 +55,10 @@ def cache_dir(name: str) -> Path | None:
     return folder
 
 
+@functools.cache
 def source_key(*packages: str) -> str:
     """A digest of the Python files of these packages of the tool (``"scan"``, ``"match"``): a cache entry
-    made by other code is not read back."""
+    made by other code is not read back. Read once a process: the code does not change under a running tool."""
     digest = hashlib.sha256()
     for package in packages:
         for file in sorted((_PACKAGE / package).glob("*.py")):

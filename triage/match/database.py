@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import regex
-import yaml
 
 from triage import __version__
 from triage.match.confidence import Weights, read_weights
@@ -212,6 +211,8 @@ def _condition(raw: dict, sig_id: str, nested: bool = False) -> Condition:
 
 
 def load_signature(path: Path) -> Signature:
+    import yaml  # only when the database is not in the cache
+
     try:
         data = load_yaml(path)
     except (OSError, yaml.YAMLError) as err:
@@ -261,6 +262,8 @@ def load(folder: Path) -> Database:
 
 def _load(folder: Path) -> Database:
     """Load every ``*.yaml`` signature in the folder; files starting with ``_`` are settings."""
+    import yaml  # only when the database is not in the cache
+
     settings_path = folder / "_database.yaml"
     try:
         settings = load_yaml(settings_path) or {}

@@ -26,6 +26,8 @@ pattern itself wherever the scan alone cannot vouch for them.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import re
 import threading
@@ -36,7 +38,7 @@ from typing import Any
 
 import regex
 
-from triage.resources import source_key
+from triage.resources import cache_dir, read_cached, source_key, write_cached
 from triage.scan.expression import expression
 from triage.scan.literals import Literal, required_literals
 
@@ -51,8 +53,10 @@ CASE_EXOTIC = "\u0130\u0131\u017f\u212a"
 _EXOTIC = re.compile("[" + CASE_EXOTIC + "]")
 
 
+@functools.cache
 def build_key() -> str:
-    """What a scanner kept on disk depends on besides its patterns: this package's code and Hyperscan's version."""
+    """What a scanner kept on disk depends on besides its patterns: this package's code and Hyperscan's version
+    (read once a process: the code does not change under a running tool)."""
     return f"{source_key('scan')}-{getattr(hyperscan, '__version__', hyperscan is not None)}"
 
 
@@ -93,7 +97,10 @@ def _trie_regex(words: Sequence[str]) -> str:
 # megabytes of searching in all (the lines outside ASCII of a file Hyperscan read), the regex is
 # not worth compiling (a few hundred literals take some 70 ms).
 _MOST_FINDS = 64
-WIDE_CHARS = 16_384  # how much of a line outside ASCII the Python way reads (see _candidates)
+WIDE_CHARS = 16_384
+# Characters a scanner reads the Python way before it builds its Hyperscan database (when the cache has none):
+# the anchors' database takes some 1.5 s to compile, the Python way reads a few MB/s in that time.
+COMPILE_AFTER = 4 << 20  # how much of a line outside ASCII the Python way reads (see _candidates)
 _SMALL_SEARCH = 3_000_000
 
 
@@ -171,8 +178,23 @@ class _Literals:
         return [(m.start(), literal) for m in trie.finditer(haystack) for literal in prefixes[m.group(1)]]
 
 
+class _Compiled:
+    """A scanner's Hyperscan side: the serialized database and which patterns it reads (picklable)."""
+
+    def __init__(self, data: bytes | None, by_hyperscan: list[int], exact_on_ascii: list[int]) -> None:
+        self.data, self.by_hyperscan, self.exact_on_ascii = data, by_hyperscan, exact_on_ascii
+
+
 class LineScanner:
-    """Candidate lines for each of a fixed list of Python regexes, compiled with ``flags`` by ``module`` (re or regex)."""
+    """Candidate lines for each of a fixed list of Python regexes, compiled with ``flags`` by ``module`` (re or regex).
+
+    Nothing is built until the first scan, and what is built (the patterns' literals, the
+    Hyperscan database) is kept in the per-user cache under a digest of the patterns: a scanner
+    that is never asked costs nothing, and one built before is read back, not built again. A
+    Hyperscan database of a few hundred patterns takes seconds to compile, more than the Python
+    way takes over a few megabytes; so until a scanner has read ``COMPILE_AFTER`` characters (or
+    finds its database in the cache) it scans the Python way, which gives the same lines.
+    """
 
     def __init__(self, patterns: Sequence[str], flags: int = 0, engine: str | None = None, module: str = "regex",
                  exact: Sequence[int] = ()) -> None:
@@ -187,44 +209,106 @@ class LineScanner:
             raise ValueError(f"unknown scanner engine {self.engine!r} (hyperscan or python)")
         if self.engine == "hyperscan" and hyperscan is None:
             raise ValueError("the hyperscan engine needs the hyperscan package: pip install 'hip-triage[fast]'")
-        self._literal_sets = [required_literals(p, flags) for p in self.patterns]
-        self._hs_bytes: bytes | None = None
-        self.by_hyperscan: list[int] = []  # the patterns Hyperscan reads; the rest go the Python way on every line
-        self.exact_on_ascii: list[int] = []  # of those, the ones whose candidate ASCII lines all match
-        if self.engine == "hyperscan":
-            self._compile_hyperscan()
+        self._literal_sets: list[set[Literal] | None] | None = None
+        self._hs_built: _Compiled | None = None
         self._build()
 
     # -- building ---------------------------------------------------------------------------------
 
-    def _compile_hyperscan(self) -> None:
+    @property
+    def by_hyperscan(self) -> list[int]:
+        """The patterns Hyperscan reads (its database built now if need be); the rest go the Python way on every line."""
+        built = self._compiled_hyperscan(build=True)
+        return built.by_hyperscan if built else []
+
+    @property
+    def exact_on_ascii(self) -> list[int]:
+        """Of ``by_hyperscan``, the patterns whose candidate ASCII lines all match."""
+        built = self._compiled_hyperscan(build=True)
+        return built.exact_on_ascii if built else []
+
+    def _key(self) -> str:
+        return hashlib.sha256(repr((self.patterns, self.flags, self.module, self.exact, build_key())).encode()).hexdigest()[:32]
+
+    def _cached(self, kind: str, make: Callable[[], Any], accept: type) -> Any:
+        """``make()``, or what it made before for these patterns, from the per-user cache."""
+        folder = cache_dir("scanners")
+        file = folder / f"{self._key()}-{kind}.pickle" if folder else None
+        found = read_cached(file) if file else None
+        if isinstance(found, accept):
+            return found
+        made = make()
+        if file:
+            write_cached(file, made)
+        return made
+
+    def _literals(self) -> list[set[Literal] | None]:
+        """Each pattern's literals (the Python way's keys), computed when first needed."""
+        if self._literal_sets is None:
+            with self._lock:
+                if self._literal_sets is None:
+                    self._literal_sets = self._cached(
+                        "literals", lambda: [required_literals(p, self.flags) for p in self.patterns], list)
+        return self._literal_sets
+
+    def _compiled_hyperscan(self, build: bool) -> _Compiled | None:
+        """The Hyperscan side, loaded for scanning: from memory, from the cache, or (``build``) compiled now;
+        None with the Python engine, or when it is not worth building yet."""
+        if self.engine != "hyperscan":
+            return None
+        if self._hs_built is None and (build or not self._hs_missed):
+            with self._lock:
+                if self._hs_built is None:
+                    folder = cache_dir("scanners")
+                    file = folder / f"{self._key()}-hyperscan.pickle" if folder else None
+                    found = read_cached(file) if file else None
+                    if not isinstance(found, _Compiled) and build:
+                        found = self._compile_hyperscan()
+                        if file:
+                            write_cached(file, found)
+                    if isinstance(found, _Compiled):
+                        self._load(found)
+                        self._hs_built = found  # last: a scan in another thread that sees it sees it loaded
+                    else:
+                        self._hs_missed = True
+        return self._hs_built
+
+    def _compile_hyperscan(self) -> _Compiled:
         chosen: list[tuple[int, bytes]] = []
+        exact_on_ascii: list[int] = []
         for index, pattern in enumerate(self.patterns):
             written = expression(pattern, self.flags, self.module)
             if written is not None:
                 chosen.append((index, written[0]))
                 if written[1]:
-                    self.exact_on_ascii.append(index)
+                    exact_on_ascii.append(index)
         database = _hyperscan_database(chosen)
         if database is None:  # find the expressions Hyperscan refuses (its error does not say which); they go the Python way
             chosen = [item for item in chosen if _hyperscan_database([item]) is not None]
             database = _hyperscan_database(chosen)
-        if database is not None:
-            self._hs_bytes = hyperscan.dumpb(database)
-            self.by_hyperscan = [i for i, _ in chosen]
-        self.exact_on_ascii = [i for i in self.exact_on_ascii if i in self.by_hyperscan]
+        if database is None:
+            return _Compiled(None, [], [])
+        read = [i for i, _ in chosen]
+        return _Compiled(hyperscan.dumpb(database), read, [i for i in exact_on_ascii if i in set(read)])
+
+    def _load(self, built: _Compiled) -> None:
+        """Make the loaded Hyperscan side the one scans use (called once, under the lock)."""
+        read = set(built.by_hyperscan)
+        self._everywhere = [i for i in range(len(self.patterns)) if i not in read]
+        self._ascii_exact = set(built.exact_on_ascii)
+        self._hs = hyperscan.loadb(built.data, hyperscan.HS_MODE_BLOCK) if built.data else None
 
     def _build(self) -> None:
-        """The matchers that do not pickle, from the tables that do."""
+        """The state that does not pickle, made empty: everything is built on first use."""
         self._hs = None
+        self._hs_missed = False  # the cache had no database when last looked for: do not look on every scan
+        self._read = 0  # characters scanned the Python way while Hyperscan was not worth building
+        self._lock = threading.Lock()
         self._local = threading.local()  # Hyperscan's scratch space is one thread's at a time: one a thread
-        if self._hs_bytes:
-            self._hs = hyperscan.loadb(self._hs_bytes, hyperscan.HS_MODE_BLOCK)
-        read = set(self.by_hyperscan)
-        self._everywhere = [i for i in range(len(self.patterns)) if i not in read]
+        self._everywhere = list(range(len(self.patterns)))
         self._ways: dict[tuple[int, ...], tuple[_Literals, dict[int, Any]]] = {}
         self._checks = {i: self._compiled(i) for i in self.exact}
-        self._ascii_exact = set(self.exact_on_ascii)
+        self._ascii_exact: set[int] = set()
 
     def _compiled(self, index: int) -> Any:
         """The pattern compiled as its owner compiles it; None when it does not compile."""
@@ -234,20 +318,25 @@ class LineScanner:
             return None
 
     def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_hs", "_local", "_ways", "_checks", "_ascii_exact")}
+        # What was built goes with it (a pickle made before the first scan is small).
+        return {k: v for k, v in self.__dict__.items() if k in ("patterns", "flags", "module", "exact", "engine",
+                                                                "_literal_sets", "_hs_built")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        if self._hs_bytes and hyperscan is None:  # pickled where Hyperscan was installed, read where it is not
-            self.__dict__.update(_hs_bytes=None, by_hyperscan=[], exact_on_ascii=[], engine="python")
+        if self.engine == "hyperscan" and hyperscan is None:  # pickled where Hyperscan was installed, read where it is not
+            self.__dict__.update(_hs_built=None, engine="python")
         self._build()
+        if self.__dict__.get("_hs_built") is not None:
+            self._load(self._hs_built)
 
     def _way(self, patterns: tuple[int, ...]) -> tuple[_Literals, dict[int, Any]]:
         """The Python way for these patterns: their literals, and the patterns without any, compiled."""
         if patterns not in self._ways:
+            sets = self._literals()
             # A broken pattern (None) has every line for a candidate: its owner reports it when it compiles it.
-            exact = {index: self._compiled(index) for index in patterns if self._literal_sets[index] is None}
-            literals = _Literals({i: self._literal_sets[i] for i in patterns if self._literal_sets[i] is not None})
+            exact = {index: self._compiled(index) for index in patterns if sets[index] is None}
+            literals = _Literals({i: sets[i] for i in patterns if sets[i] is not None})
             self._ways[patterns] = (literals, exact)
         return self._ways[patterns]
 
@@ -257,23 +346,26 @@ class LineScanner:
         """For each pattern, the sorted indexes of the lines (``text`` is them joined by newlines) it may match."""
         if text is None:
             text = "\n".join(lines)
-        out = self._candidates(lines, text)
+        out, ascii_exact = self._candidates(lines, text)
         for index, pattern in self._checks.items():
             if pattern is None or not out[index]:
                 continue
-            if index not in self._ascii_exact:
+            if index not in ascii_exact:
                 out[index] = [i for i in out[index] if pattern.search(lines[i])]
             elif not text.isascii():  # Hyperscan's answer stands for the ASCII lines
                 out[index] = [i for i in out[index] if lines[i].isascii() or pattern.search(lines[i])]
         return out
 
-    def _candidates(self, lines: Sequence[str], text: str) -> list[list[int]]:
+    def _candidates(self, lines: Sequence[str], text: str) -> tuple[list[list[int]], set[int]]:
+        """Each pattern's candidate lines, and the patterns whose ASCII candidates are exact."""
         out: list[list[int]] = [[] for _ in self.patterns]
         if not lines:
-            return out
-        if self._hs is None:
+            return out, set()
+        self._read += len(text)
+        built = self._compiled_hyperscan(build=self._read >= COMPILE_AFTER)
+        if built is None or self._hs is None:
             self._python(lines, range(len(lines)), text, tuple(self._everywhere), out)
-            return out
+            return out, set()
         self._hyperscan(lines, text, out)
         if self._everywhere:
             self._python(lines, range(len(lines)), text, tuple(self._everywhere), out)
@@ -283,11 +375,11 @@ class LineScanner:
             # Every reader of a line reads its start (parsers skip long lines, conditions match the first
             # 16 KiB): a long line outside ASCII is searched the Python way on its start only.
             self._python([line[:WIDE_CHARS] for line in lines] if any(len(lines[i]) > WIDE_CHARS for i in wide) else lines,
-                         wide, "\n".join(lines[i][:WIDE_CHARS] for i in wide), tuple(self.by_hyperscan), extra)
+                         wide, "\n".join(lines[i][:WIDE_CHARS] for i in wide), tuple(built.by_hyperscan), extra)
             for index, more in enumerate(extra):
                 if more:
                     out[index] = sorted(set(out[index]).union(more))
-        return out
+        return out, self._ascii_exact
 
     def _scratch(self) -> Any:
         """This thread's scratch space for the database (made on the thread's first scan)."""
