@@ -182,6 +182,10 @@ def test_kernel_version_from_the_dmesg_banner() -> None:
     ("  Name:                    gfx1151\ncmake -B build -DAMDGPU_TARGETS=\"gfx1100;gfx1101\" -DGGML_HIP=ON\n", "no"),
     ('  Name:                    gfx906\nmsg="amdgpu is not supported" gpu=0 gpu_type=gfx906 '
      'supported_types="[gfx1030 gfx1100 gfx1101 gfx1102 gfx900 gfx940 gfx941 gfx942]"\n', "no"),
+    # a build script's summary (a real RDNA4 llama.cpp fork's), then the GPU llama.cpp found
+    ("  Device 0: AMD Radeon Graphics, gfx1201 (0x1201), VMM: no, Wave Size: 32, VRAM: 32624 MiB\n\n"
+     "Built for gfx1200:\n  build-rdna4/bin/llama-cli\n", "no"),
+    ("  Name:                    gfx942\n[build] kernels compiled for targets: gfx90a, gfx942\n", "yes"),
 ])
 def test_is_the_gpu_among_the_build_targets(text: str, inside: str) -> None:
     assert facts(text)["arch_in_build_targets"] == inside

@@ -67,7 +67,8 @@ def test_real_journald_lines_lose_only_the_prefix() -> None:
     text = ('Mar 02 06:28:39 ubuntu ollama[1295]: time=2025-03-02T06:28:39.656Z level=ERROR source=server.go:421 '
             'msg="llama runner terminated" error="signal: aborted (core dumped)"\n'
             'Mar 02 06:28:39 ubuntu ollama[1295]: "/usr/local/lib/ollama/rocm/rocblas/library/TensileLibrary_lazy_gfx1030.dat"\n')
-    plain = unwrap(_artifact(text))
+    plain, journal = unwrap(_artifact(text))
+    assert journal == 0
     assert plain.lines == ['time=2025-03-02T06:28:39.656Z level=ERROR source=server.go:421 '
                            'msg="llama runner terminated" error="signal: aborted (core dumped)"',
                            '"/usr/local/lib/ollama/rocm/rocblas/library/TensileLibrary_lazy_gfx1030.dat"']
@@ -79,14 +80,15 @@ def test_kernel_lines_tables_and_prompts_keep_their_text() -> None:
             "GPU  | Temp | Power\n"
             ">>> import torch\n"
             "2024-05-01 10:11:12 INFO loader: model loaded\n")
-    plain = unwrap(_artifact(text))
+    plain, journal = unwrap(_artifact(text))
+    assert journal == 0  # a kernel line in journald's form: left whole, and still Linux
     assert plain.lines[:4] == text.split("\n")[:4]
     assert plain.lines[4] == "INFO loader: model loaded"  # a clock alone is cut, the message's own words are not
 
 
 def test_nothing_to_cut_gives_the_same_artifact() -> None:
     artifact = _artifact("RuntimeError: HIP error: invalid device function\n")
-    assert unwrap(artifact) is artifact
+    assert unwrap(artifact) == (artifact, None)
 
 
 def test_line_numbers_and_the_clock_survive() -> None:
@@ -98,3 +100,9 @@ def test_line_numbers_and_the_clock_survive() -> None:
     assert case.artifacts[0].lines[2].startswith(":1:hip_code_object.cpp")
     assert case.events and case.events[0].where.line == 3  # the runtime's own record, read under its clock
     assert case.fact("date").value == "2024-05-01"  # read from the prefix, which the timestamps parser still sees
+
+
+def test_a_journald_prefix_says_linux() -> None:
+    case = parse([_artifact('Mar 02 06:28:39 ubuntu ollama[1295]: time=2025-03-02T06:28:39.656Z level=ERROR '
+                            'msg="llama runner terminated" error="signal: aborted (core dumped)"\n')])
+    assert case.fact("os").value == "linux"

@@ -63,12 +63,16 @@ def _parse_one(artifact: Artifact, original: Artifact, case: Case) -> None:
 def read_past_wrappers(artifacts: list[Artifact]) -> list[Artifact]:
     """The artifacts as programs printed them, log collectors' line prefixes cut (parsers/wrappers.py):
     what parsers and signatures read."""
-    return [wrappers.unwrap(a) for a in artifacts]
+    return [wrappers.unwrap(a)[0] for a in artifacts]
 
 
 def parse(artifacts: list[Artifact], warnings: list[str] | None = None) -> Case:
-    plain = read_past_wrappers(artifacts)
+    unwrapped = [wrappers.unwrap(a) for a in artifacts]
+    plain = [a for a, _ in unwrapped]
     case = Case(artifacts=plain, warnings=list(warnings or []))
+    for original, (_, journal) in zip(artifacts, unwrapped):
+        if journal is not None:  # journald's or syslog's own prefix: the log is a Linux system's
+            case.add_fact("os", "linux", Where(original.name, journal + 1), original.lines[journal].strip(), 10)
     with deadline.within() as budget:
         for number, (artifact, original) in enumerate(zip(plain, artifacts)):
             if budget.left() <= 0:

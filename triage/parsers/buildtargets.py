@@ -5,6 +5,7 @@ Examples::
     ['gfx900', 'gfx906', 'gfx908', 'gfx90a', 'gfx1030', 'gfx1100', 'gfx942']      torch.cuda.get_arch_list()
     -DAMDGPU_TARGETS="gfx1030;gfx1100"    GPU_TARGETS=gfx1100    PYTORCH_ROCM_ARCH=gfx90a;gfx942
     hipcc --offload-arch=gfx1100 --offload-arch=gfx1101 -c k.hip
+    Built for gfx1200:                                                              (a build script's summary)
     msg="amdgpu is not supported" gpu_type=gfx906 supported_types="[gfx1030 gfx1100 gfx1101 gfx1102]"   (ollama)
 
 Each target becomes a ``build_targets`` fact (a list); derive/gpu.py says whether the GPU's own
@@ -23,10 +24,13 @@ _PY_LIST = re.compile(r"\[\s*'gfx[^\]]*\]")
 _VARIABLE = re.compile(r"(?:\b|(?<=-D))(?:AMDGPU_TARGETS|GPU_TARGETS|CMAKE_HIP_ARCHITECTURES|PYTORCH_ROCM_ARCH|HCC_AMDGPU_TARGETS?|"
                        r"ROCM_ARCH|AMDGPU_ARCH|OLLAMA_(?:ROCM_)?GFX|HIP_ARCHITECTURES)\s*[=:]\s*\"?(?P<v>[\w:;, +-]+)")
 _FLAG = re.compile(r"--(?:offload-arch|amdgpu-target|cuda-gpu-arch)[= ](?P<v>[\w:,+-]+)")
+# A build script's or a program's own word for what it compiled: "Built for gfx1200:", "compiled for targets: gfx90a, gfx942"
+_BUILT_FOR = re.compile(r"\b(?:built|compiled|code objects?|kernels)\s+(?:only\s+)?for(?:\s+(?:targets?|arch(?:itecture)?s?))?:?\s+"
+                        r"(?P<v>gfx[\w:+-]*(?:(?:[\s,;/]|\band\b)+gfx[\w:+-]*)*)", re.IGNORECASE)
 _SUPPORTED = re.compile(r"supported[_ ]types[=:]\s*\"?\[(?P<v>[^\]]*)\]")
 # clang-offload-bundler --list / llvm-objdump --offloading entries, and libomptarget's "Found N image(s): (gfx90a)"
 _BUNDLE_ENTRY = re.compile(r"^\s*(?:hipv4|hip|openmp)-amdgcn-amd-amdhsa-*-(?P<v>gfx[\w:+-]+)\s*$|Found \d+ image\(s\): \((?P<w>[^)]*)\)")
-_NEEDLES = Needles(_PY_LIST, _VARIABLE, _FLAG, _SUPPORTED, _BUNDLE_ENTRY)
+_NEEDLES = Needles(_PY_LIST, _VARIABLE, _FLAG, _SUPPORTED, _BUNDLE_ENTRY, _BUILT_FOR)
 
 
 def parse(artifact: Artifact, case: Case) -> None:
@@ -38,7 +42,7 @@ def parse(artifact: Artifact, case: Case) -> None:
         if case.kind_of(where) is None and is_sentence(text):
             continue
         spans = [m.group(0) for m in _PY_LIST.finditer(text)]
-        spans += [m["v"] for pattern in (_VARIABLE, _FLAG, _SUPPORTED) for m in pattern.finditer(text)]
+        spans += [m["v"] for pattern in (_VARIABLE, _FLAG, _SUPPORTED, _BUILT_FOR) for m in pattern.finditer(text)]
         spans += [m["v"] or m["w"] for m in _BUNDLE_ENTRY.finditer(text)]
         for target in dict.fromkeys(t for span in spans for t in _TARGET.findall(span)):
             case.add_fact("build_targets", target, where, text.strip(), 40)

@@ -22,7 +22,7 @@ _COMMAND = re.compile(r"^\$\s+ldd\s+(?P<p>\S+)\s*$")
 _LIBRARY = re.compile(r"^\s+(?P<name>[\w.+-]+\.so(?:\.[\w.]+)?)(?:\s+=>\s+(?:(?P<path>/\S+)|not found))?(?:\s+\(0x[0-9a-fA-F]+\))?\s*$")
 # Libraries of a GPU compute or graphics stack: AMD's, NVIDIA's, and the vendor-neutral loaders.
 GPU_LIBRARY = re.compile(
-    r"^lib(?:amdhip64|hsa-runtime64|hsakmt|amd_comgr|hiprtc|rocblas|hipblas(?:lt)?|MIOpen|rccl|rocfft|rocsparse"
+    r"^lib(?:amdhip64|hsa-runtime64|hsa-ext-\w+|amdocl(?:64|32)?|hsakmt|amd_comgr|hiprtc|rocblas|hipblas(?:lt)?|MIOpen|rccl|rocfft|rocsparse"
     r"|rocsolver|rocrand|hiprand|roctracer64|rocprofiler\w*|drm_amdgpu|cuda|cudart|cublas\w*|cudnn\w*|nvrtc|nvidia-\w+"
     r"|nccl|OpenCL|vulkan|ggml-hip|ggml-cuda|torch_hip|torch_cuda|c10_hip|c10_cuda)\b", re.IGNORECASE)
 _NEEDLES = Needles(_COMMAND, r"\.so(?:\.[\w.]+)?(?:\s+=>|\s+\(0x)")

@@ -9,7 +9,8 @@ its first character must see them as the program printed them.
 
 ``unwrap`` returns the artifact with those prefixes removed (line numbers unchanged: only the
 start of a line is cut, lines are never joined or dropped), or the artifact itself when no line
-carries one. Kernel lines keep their prefix: the kernel-log parsers read journald's and syslog's
+carries one, and the first line that carried a journald or syslog prefix: the prefix itself says
+the system is Linux, which parse() keeps as a fact. Kernel lines keep their prefix: the kernel-log parsers read journald's and syslog's
 forms themselves. The timestamps parser reads the original text (the prefix often is the clock).
 """
 
@@ -39,15 +40,15 @@ _COMPOSE_MIN_LINES = 2
 _ROUNDS = 3  # a quoted journal line carries two prefixes, a quoted timestamped journal line three
 
 
-def _cut(line: str, services: frozenset[str]) -> int:
-    """How many leading characters of the line are collector prefixes."""
-    start = 0
+def _cut(line: str, services: frozenset[str]) -> tuple[int, bool]:
+    """How many leading characters of the line are collector prefixes, and whether one was journald's."""
+    start, journal = 0, False
     for _ in range(_ROUNDS):
         if _KERNEL.match(line, start):
-            return start
+            return start, True
         found = _JOURNAL.match(line, start)
         if found:
-            start = found.end()
+            start, journal = found.end(), True
             continue
         found = _COMPOSE.match(line, start)
         if found and found["service"] in services:
@@ -59,8 +60,8 @@ def _cut(line: str, services: frozenset[str]) -> int:
                 start = found.end()
                 break
         else:
-            return start
-    return start
+            return start, journal
+    return start, journal
 
 
 def _services(lines: list[str]) -> frozenset[str]:
@@ -69,14 +70,16 @@ def _services(lines: list[str]) -> frozenset[str]:
     return frozenset(name for name, n in counts.items() if n >= _COMPOSE_MIN_LINES and not name[:1].isdigit())
 
 
-def unwrap(artifact: Artifact) -> Artifact:
-    """The artifact as the programs printed it, or the artifact itself when nothing was cut."""
+def unwrap(artifact: Artifact) -> tuple[Artifact, int | None]:
+    """The artifact as the programs printed it (the artifact itself when nothing was cut), and the
+    index of the first line with a journald or syslog prefix (None when there is none)."""
     if artifact.data is not None or not artifact.text:
-        return artifact
+        return artifact, None
     services = _services(artifact.lines)
     cuts = [_cut(line, services) for line in artifact.lines]
-    if not any(cuts):
-        return artifact
-    lines = [line[n:] for line, n in zip(artifact.lines, cuts)]
+    journal = next((i for i, (_, j) in enumerate(cuts) if j), None)
+    if not any(n for n, _ in cuts):
+        return artifact, journal
+    lines = [line[n:] for line, (n, _) in zip(artifact.lines, cuts)]
     text = "\n".join(lines) + ("\n" if artifact.text.endswith("\n") else "")
-    return Artifact(name=artifact.name, text=text, size=artifact.size, lines=lines)
+    return Artifact(name=artifact.name, text=text, size=artifact.size, lines=lines), journal
