@@ -219,7 +219,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
                                              database=store.safe_url.split("://", 1)[0], **values)
         response = HTMLResponse(html, status_code=status, headers={
             "Content-Security-Policy": PAGE_CSP, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
-            "Referrer-Policy": "no-referrer"})
+            # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on the page's own forms
+            "Referrer-Policy": "same-origin"})
         response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/")
         return response
 
@@ -286,6 +287,10 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     def stylesheet() -> Response:
         return Response((TEMPLATES / "desk.css").read_text(encoding="utf-8"), media_type="text/css",
                         headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"})
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204, headers={"Cache-Control": "max-age=86400"})
 
     @app.post("/cases", include_in_schema=False)
     async def new_case(request: Request) -> Response:

@@ -21,7 +21,7 @@ from triage.pipeline import Result
 SOURCES = ("paste", "file", "api")
 STATUSES = ("open", "answered", "closed")
 DEFAULT_MAX_INPUT = 8 << 20  # bytes of input kept per case
-_ROCM_FACTS = ("rocm_version_system", "hip_version_system", "hip_version")
+_ROCM_FACTS = ("rocm_version", "rocm_version_system")  # the failing process's ROCm, else the system's
 _TEXT_LIMIT = 200  # characters kept of short labels (submitter, file name, fact values)
 
 
