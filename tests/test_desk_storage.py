@@ -163,14 +163,20 @@ def test_retriage_stores_new_answers_and_records_changes(store: Store) -> None:
         assert stored["input_data"] == b"hello"
         return {**row(), "signatures_version": "new", "submitter": "ignored"}
 
-    done, changed = store.retriage(analyse)
-    assert done == 2
+    done, changed, failed = store.retriage(analyse)
+    assert done == 2 and failed == []
     assert [(c.case_id, c.old_class, c.new_class, c.old_signatures_version, c.new_signatures_version)
             for c in changed] == [(kept, "unknown", "device-libs-missing", "old", "new")]
     assert store.get(kept)["klass"] == "device-libs-missing" and store.get(kept)["submitter"] == "ana"
     assert store.get(same)["signatures_version"] == "new"
     assert [c["case_id"] for c in store.recent_changes()] == [kept]
     assert store.case_changes(same) == []
+
+    def broken(stored: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("a worker died")
+
+    assert store.retriage(broken) == (0, [], [kept, same])
+    assert store.get(kept)["klass"] == "device-libs-missing"  # the answer stays
 
 
 def test_concurrent_writers_each_get_their_own_case(store: Store) -> None:

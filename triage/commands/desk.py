@@ -29,6 +29,8 @@ def register(app: typer.Typer) -> None:
         max_upload: float = typer.Option(50, "--max-upload", min=0.001, help="Largest upload accepted, in MiB."),
         max_input: float = typer.Option(8, "--keep-input", min=0, help="Largest input kept with a case for "
                                         "re-triage, in MiB."),
+        workers: int = typer.Option(os.cpu_count() or 1, "--workers", min=0, max=64, show_default="the CPUs",
+                                    help="Processes that triage uploads (0: in the server's own process)."),
         migrate_only: bool = typer.Option(False, "--migrate-only", help="Create or upgrade the database schema "
                                           "and exit."),
     ) -> None:
@@ -53,7 +55,8 @@ def register(app: typer.Typer) -> None:
             raise fail("the access token is too short; use at least 16 characters (e.g. python3 -c "
                        "'import secrets; print(secrets.token_urlsafe())')")
         settings = Settings(database=database or None, host=host, port=port, max_upload=int(max_upload * (1 << 20)),
-                            max_input=int(max_input * (1 << 20)), token=token, auth_header=auth_header or None)
+                            max_input=int(max_input * (1 << 20)), token=token, auth_header=auth_header or None,
+                            workers=workers)
         refusal = settings.refusal()
         if refusal and not migrate_only:
             raise fail(refusal)

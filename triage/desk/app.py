@@ -17,6 +17,7 @@ its own connection.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hmac
 import json
@@ -25,7 +26,7 @@ import secrets
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
@@ -36,6 +37,7 @@ from starlette.datastructures import Headers, UploadFile
 from triage import __version__
 from triage.desk import intake
 from triage.desk.storage import Filters, Store, StoreError
+from triage.desk.workers import Pool, WorkerCrashed
 from triage.report import percent
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -67,6 +69,7 @@ class Settings:
     token: str | None = None
     auth_header: str | None = None
     signatures: Path | None = None
+    workers: int = 0  # processes that triage (0: a thread of the server)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -195,8 +198,17 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     if store is None:
         store = Store(settings.database)
         store.migrate()
+    pool = Pool(settings.workers)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await run_in_threadpool(pool.close)
+
     app = FastAPI(title="hip-triage desk", version=__version__, openapi_url="/api/openapi.json", docs_url=None,
-                  redoc_url=None, description="Triage crash logs of AMD GPU software and keep every case. "
+                  redoc_url=None, lifespan=lifespan, description="Triage crash logs of AMD GPU software and keep every case. "
                   "POST a log to /api/v1/cases; the answer is the JSON report (see `triage schema`) and the case URL.")
     app.state.store = store
     app.state.settings = settings
@@ -252,9 +264,6 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             return text.encode("utf-8"), "paste.txt", "paste"
         return None
 
-    def store_upload(upload: intake.Upload) -> int:
-        return store.add(intake.triage(upload, settings.signatures, settings.max_input))
-
     async def submit(upload: intake.Upload) -> int | Response:
         """Triage and store; an id, or the refusal to send."""
         from triage.ingest import IngestError
@@ -262,7 +271,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         if len(upload.data) > settings.max_upload:
             return _refuse(413, f"The upload is over the {_mib(settings.max_upload)} MiB limit: send only the logs.")
         try:
-            return await run_in_threadpool(store_upload, upload)
+            values = await pool.run(intake.triage, upload, settings.signatures, settings.max_input)
+            return await run_in_threadpool(store.add, values)
         except IngestError as err:
             return _refuse(400, f"The upload cannot be read ({err}); send the log as text or a .zip/.tar.gz bundle.")
         except Exception:
@@ -371,12 +381,12 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
 
     @app.get("/retriage", response_class=HTMLResponse, include_in_schema=False)
     def retriage_page(request: Request) -> HTMLResponse:
-        return page(request, "retriage.html", done=None, changed=[], changes=store.recent_changes())
+        return page(request, "retriage.html", done=None, changed=[], failed=[], changes=store.recent_changes())
 
-    def run_retriage() -> tuple[int, list[Any]]:
+    def run_retriage() -> tuple[int, list[Any], list[int]]:
         def analyse(stored: dict[str, Any]) -> dict[str, Any]:
-            return intake.retriage(stored["input_kind"], stored["input_data"], stored["input_name"] or "upload",
-                                   stored["redacted"], settings.signatures)
+            return pool.call(intake.retriage, stored["input_kind"], stored["input_data"],
+                             stored["input_name"] or "upload", stored["redacted"], settings.signatures)
         return store.retriage(analyse)
 
     @app.post("/retriage", include_in_schema=False)
@@ -385,8 +395,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         if not csrf_ok(request, form):
             return _refuse(403, "The form has expired or did not come from this desk; reload the page and send it "
                            "again.")
-        done, changed = await run_in_threadpool(run_retriage)
-        return page(request, "retriage.html", done=done, changed=changed, changes=store.recent_changes())
+        done, changed, failed = await run_in_threadpool(run_retriage)
+        return page(request, "retriage.html", done=done, changed=changed, failed=failed,
+                    changes=store.recent_changes())
 
     @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
     def login_page(request: Request) -> HTMLResponse:
@@ -509,8 +520,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
 
     @app.post("/api/v1/retriage", summary="Triage every stored input again with the current signatures")
     async def api_retriage() -> Response:
-        done, changed = await run_in_threadpool(run_retriage)
-        return JSONResponse({"retriaged": done, "signatures_version": signatures_version(),
+        done, changed, failed = await run_in_threadpool(run_retriage)
+        return JSONResponse({"retriaged": done, "failed": failed, "signatures_version": signatures_version(),
                              "changed": [{"case_id": c.case_id, "url": f"/cases/{c.case_id}",
                                           "old_class": c.old_class, "new_class": c.new_class,
                                           "old_signature": c.old_signature, "new_signature": c.new_signature,

@@ -303,12 +303,17 @@ class Store:
             yield from (dict(r) for r in found)
             last = found[-1]["id"]
 
-    def retriage(self, analyse: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[int, list[Change]]:
+    def retriage(self, analyse: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[int, list[Change], list[int]]:
         """Triage every kept input again with ``analyse`` (stored case -> new triage columns); store the new
-        answers and a record of each case whose signature or class changed. Returns (cases re-triaged, changes)."""
-        done, made = 0, []
+        answers and a record of each case whose signature or class changed. A case whose triage fails keeps its
+        answer. Returns (cases re-triaged, changes, ids of the cases that failed)."""
+        done, made, failed = 0, [], []
         for stored in self.stored_inputs():
-            values = {name: value for name, value in analyse(stored).items() if name in TRIAGE_COLUMNS}
+            try:
+                values = {name: value for name, value in analyse(stored).items() if name in TRIAGE_COLUMNS}
+            except Exception:
+                failed.append(stored["id"])
+                continue
             done += 1
             when = now()
             with self.engine.begin() as connection:
@@ -322,7 +327,7 @@ class Store:
                         old_signatures_version=change.old_signatures_version,
                         new_signatures_version=change.new_signatures_version))
                     made.append(change)
-        return done, made
+        return done, made, failed
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
