@@ -81,8 +81,9 @@ def test_note_on_a_case_shows_on_the_next_one(browser: cdp.Browser, desk: Desk) 
         page.js("document.getElementById('status').value = 'answered'")
         page.js("document.getElementById('note').value = 'Fixed: LD_PRELOAD the system <libamdhip64>'")
         first = page.js("location.href")
+        page.js("window.before = true")  # gone once the saved case page has loaded
         page.click("#save")
-        page.wait_for("document.readyState === 'complete' && document.getElementById('status') && "
+        page.wait_for("!window.before && document.readyState === 'complete' && "
                       "document.getElementById('status').value === 'answered'")
         page.goto(desk.url + "/")
         _submit(page, paste_of(seed))
