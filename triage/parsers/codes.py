@@ -60,3 +60,33 @@ def ntstatus_name(code: str | None) -> str | None:
         return NTSTATUS.get(int(code, 16)) if code else None
     except ValueError:
         return None
+
+
+# hipError_t values (hip_runtime_api.h), which follow CUDA's numbering for the errors both have: the
+# numbers HIP programs and wrappers print without the name ("HIP error 98", "status 209").
+HIP_ERRORS = {
+    1: "hipErrorInvalidValue", 2: "hipErrorOutOfMemory", 3: "hipErrorNotInitialized", 4: "hipErrorDeinitialized",
+    9: "hipErrorInvalidConfiguration", 13: "hipErrorInvalidSymbol", 17: "hipErrorInvalidDevicePointer",
+    35: "hipErrorInsufficientDriver", 98: "hipErrorInvalidDeviceFunction", 100: "hipErrorNoDevice",
+    101: "hipErrorInvalidDevice", 200: "hipErrorInvalidImage", 201: "hipErrorInvalidContext",
+    209: "hipErrorNoBinaryForGpu", 218: "hipErrorInvalidKernelFile", 301: "hipErrorFileNotFound",
+    302: "hipErrorSharedObjectSymbolNotFound", 303: "hipErrorSharedObjectInitFailed", 304: "hipErrorOperatingSystem",
+    400: "hipErrorInvalidHandle", 500: "hipErrorNotFound", 700: "hipErrorIllegalAddress",
+    701: "hipErrorLaunchOutOfResources", 702: "hipErrorLaunchTimeOut", 709: "hipErrorContextIsDestroyed",
+    710: "hipErrorAssert", 719: "hipErrorLaunchFailure", 801: "hipErrorNotSupported", 999: "hipErrorUnknown",
+    1052: "hipErrorRuntimeMemory", 1053: "hipErrorRuntimeOther",
+}
+# hipGetErrorString's texts (the same as CUDA's for these), as wrappers print them: "HIP error: <text>".
+HIP_ERROR_TEXTS = {
+    "invalid device function": "hipErrorInvalidDeviceFunction",
+    "no kernel image is available for execution on the device": "hipErrorNoBinaryForGpu",
+    "no ROCm-capable device is detected": "hipErrorNoDevice",
+    "an illegal memory access was encountered": "hipErrorIllegalAddress",
+    "unspecified launch failure": "hipErrorLaunchFailure",
+    "shared object initialization failed": "hipErrorSharedObjectInitFailed",
+    "invalid device ordinal": "hipErrorInvalidDevice",
+    "out of memory": "hipErrorOutOfMemory",
+    "the launch timed out and was terminated": "hipErrorLaunchTimeOut",
+    "driver version is insufficient for runtime version": "hipErrorInsufficientDriver",
+    "initialization error": "hipErrorNotInitialized",
+}

@@ -1,0 +1,52 @@
+"""HIP error codes, by name or by number: the fact ``hip_error`` (a ``hipError_t`` name).
+
+Real forms::
+
+    hipGetDeviceCount failed: hipErrorNoDevice                       =>  hipErrorNoDevice
+    HIPError(code hipErrorNoBinaryForGpu, 209)                       =>  hipErrorNoBinaryForGpu
+    RuntimeError: HIP error 98: invalid device function              =>  hipErrorInvalidDeviceFunction
+    RuntimeError: HIP error: no kernel image is available for ...    =>  hipErrorNoBinaryForGpu
+    hipModuleLoadData failed with error 218                          =>  hipErrorInvalidKernelFile
+    ERROR: HIP call failed with status 209                           =>  hipErrorNoBinaryForGpu
+
+A number counts only next to a HIP word on the same line (``hip``-prefixed calls, ``HIP``, ``ROCm``),
+so an exit code or a line number of other software is not read as a HIP error, and a user's
+sentence about an error is not read at all. Signatures then test
+the error by name, whatever form the program printed it in.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triage.model import Artifact, Case, Where
+from triage.parsers.codes import HIP_ERROR_TEXTS, HIP_ERRORS
+from triage.parsers.lines import Needles, is_sentence, readable
+
+_NAME = re.compile(r"\bhipError(?!_t\b)(?P<name>[A-Z]\w{2,40})\b")
+# "<HIP word> ... error|code|status|returned|failed with N" within one clause of the line.
+_NUMBER = re.compile(
+    r"(?:\bhip[A-Z]\w{2,40}\b|\bHIP\b|\bROCm\b|\bhip\b)[^\n;]{0,60}?"
+    r"\b(?:error(?:\s+code)?|err|code|status|returned|result|failed\s+with(?:\s+error)?)\s*[:=#]?\s*\(?(?P<n>\d{1,4})\b(?![.\d]|\s*(?:MiB|GiB|MB|GB|bytes|%|s\b|ms\b))"
+)
+# "HIP error: invalid device function", "hipMalloc failed: out of memory", "ROCm error: ..."
+_TEXT = re.compile(r"(?:\bhip[A-Z]\w{2,40}\b|\bHIP\b|\bROCm\b)[^\n]{0,40}?\b(?:error|failed)\b[^\n:]{0,20}:\s*(?P<text>"
+                   + "|".join(re.escape(t) for t in sorted(HIP_ERROR_TEXTS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+_BY_TEXT = {t.lower(): name for t, name in HIP_ERROR_TEXTS.items()}
+_NEEDLES = Needles(r"hipError", r"(?i:\bhip\b|hip[A-Z]|\bROCm\b)")
+
+
+def parse(artifact: Artifact, case: Case) -> None:
+    for index in _NEEDLES.lines(artifact):
+        text = artifact.lines[index]
+        if not readable(text):
+            continue
+        where = Where(artifact.name, index + 1)
+        if case.kind_of(where) is None and is_sentence(text):
+            continue  # a user's sentence about an error is not the error (facts come from machine output)
+        names = [f"hipError{m['name']}" for m in _NAME.finditer(text)]
+        names += [_BY_TEXT[m["text"].lower()] for m in _TEXT.finditer(text)]
+        names += [HIP_ERRORS[int(m["n"])] for m in _NUMBER.finditer(text) if int(m["n"]) in HIP_ERRORS]
+        for name in dict.fromkeys(names):
+            if name != "hipErrorSuccess":
+                case.add_fact("hip_error", name, where, text.strip(), 40)
