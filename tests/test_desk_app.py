@@ -408,3 +408,19 @@ def test_proxy_header_access_names_the_submitter(tmp_path: Path) -> None:
                                  {"X-Forwarded-User": "ana@example.com"})
         assert status == 201 and made["case"]["submitter"] == "ana@example.com"
     store.close()
+
+
+def test_behind_a_reverse_proxy_its_public_name_and_origin_are_accepted(tmp_path: Path) -> None:
+    store = open_store("sqlite", tmp_path)
+    settings = Settings(auth_header="X-Forwarded-User", public_url="https://desk.example.com")
+    with serving(settings, store) as desk:
+        user = {"X-Forwarded-User": "ana"}
+        assert desk.request("GET", "/", headers={**user, "Host": "desk.example.com"})[0] == 200
+        assert desk.request("GET", "/", headers={**user, "Host": "other.example.com"})[0] == 403
+        proxied = {**user, "Host": f"127.0.0.1:{desk.port}", "Origin": "https://desk.example.com"}
+        assert desk.json("POST", "/api/v1/cases", paste_of(SEED).encode(), proxied)[0] == 201
+        assert desk.json("POST", "/api/v1/cases", paste_of(SEED).encode(),
+                         {**proxied, "Origin": "http://desk.example.com"})[0] == 403  # not the public scheme
+        assert desk.json("POST", "/api/v1/cases", paste_of(SEED).encode(),
+                         {**proxied, "Origin": "https://evil.example"})[0] == 403
+    store.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import typer
@@ -26,6 +27,8 @@ def register(app: typer.Typer) -> None:
                                                f"(or set {TOKEN_ENV}); clients send Authorization: Bearer TOKEN."),
         auth_header: str = typer.Option("", "--auth-header", help="A header your reverse proxy sets to the signed-in "
                                         "user (e.g. X-Forwarded-User); requests without it are refused."),
+        public_url: str = typer.Option("", "--public-url", help="The address people open when a reverse proxy is "
+                                       "in front (e.g. https://desk.example.com): its host and origin are accepted."),
         max_upload: float = typer.Option(50, "--max-upload", min=0.001, help="Largest upload accepted, in MiB."),
         max_input: float = typer.Option(8, "--keep-input", min=0, help="Largest input kept with a case for "
                                         "re-triage, in MiB."),
@@ -56,7 +59,9 @@ def register(app: typer.Typer) -> None:
                        "'import secrets; print(secrets.token_urlsafe())')")
         settings = Settings(database=database or None, host=host, port=port, max_upload=int(max_upload * (1 << 20)),
                             max_input=int(max_input * (1 << 20)), token=token, auth_header=auth_header or None,
-                            workers=workers)
+                            workers=workers, public_url=public_url.rstrip("/") or None)
+        if public_url and not re.fullmatch(r"https?://[^/?#\s]+/?", public_url):
+            raise fail(f"--public-url {public_url!r} is not an address such as https://desk.example.com")
         refusal = settings.refusal()
         if refusal and not migrate_only:
             raise fail(refusal)

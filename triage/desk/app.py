@@ -70,6 +70,7 @@ class Settings:
     auth_header: str | None = None
     signatures: Path | None = None
     workers: int = 0  # processes that triage (0: a thread of the server)
+    public_url: str | None = None  # the address users open when a reverse proxy is in front (its Host and Origin)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -134,13 +135,17 @@ class Guard:
     def refusal(self, scope: dict, headers: Headers) -> Response | None:
         settings = self.settings
         host = (headers.get("host") or "").lower()
-        if settings.loopback and host not in {f"{n}:{settings.port}" for n in _LOOPBACK_NAMES} | set(_LOOPBACK_NAMES):
-            return _refuse(403, f"This desk answers only to localhost; open it as http://127.0.0.1:{settings.port}/.")
+        public = urllib.parse.urlsplit(settings.public_url or "")
+        if settings.loopback and host not in {f"{n}:{settings.port}" for n in _LOOPBACK_NAMES} | set(
+                _LOOPBACK_NAMES) | ({public.netloc.lower()} if public.netloc else set()):
+            return _refuse(403, f"This desk answers only to localhost; open it as http://127.0.0.1:{settings.port}/"
+                           " (behind a reverse proxy, start it with --public-url https://NAME).")
         method, path = scope["method"], scope["path"]
         if method in _UNSAFE:
-            origin = headers.get("origin")
-            if headers.get("sec-fetch-site") == "cross-site" or (
-                    origin is not None and urllib.parse.urlsplit(origin).netloc.lower() != host):
+            origin = urllib.parse.urlsplit(headers.get("origin") or "")
+            if headers.get("sec-fetch-site") == "cross-site" or (headers.get("origin") is not None and not (
+                    origin.netloc.lower() == host or (public.netloc and (origin.scheme, origin.netloc.lower()) ==
+                                                      (public.scheme, public.netloc.lower())))):
                 return _refuse(403, "Requests that change cases are accepted only from this desk's own pages "
                                "(or from tools such as curl); open the desk and send it from there.")
             declared = headers.get("content-length")
