@@ -194,3 +194,23 @@ def test_is_the_gpu_among_the_build_targets(text: str, inside: str) -> None:
 def test_gcn_1_to_3_are_in_the_table() -> None:
     got = facts("  Marketing Name:          AMD Radeon R7 370 Series\n")
     assert (got["gfx_arch_real"], got["gpu_family"]) == ("gfx601", "gcn1")
+
+
+@pytest.mark.parametrize("text, folders", [
+    # gdb frames from a wheel's bundled runtime and from the system's
+    ("#0  0x00007fffe1234567 in hipLaunchKernel () from /usr/lib/python3/dist-packages/torch/lib/libamdhip64.so\n"
+     "#1  0x00007fffd2222222 in hipModuleLaunchKernel () from /opt/rocm-6.2.0/lib/libamdhip64.so.6\n",
+     ["/usr/lib/python3/dist-packages/torch/lib", "/opt/rocm-6.2.0/lib"]),
+    # one install under its usual names: the versioned folder, its /opt/rocm symlink, lib64, hip/lib
+    ("#0  0x00007fffe1234567 in hipMemcpy () from /opt/rocm/lib/libamdhip64.so.6\n"
+     "#1  0x00007fffd2222222 in hipLaunchKernel () from /opt/rocm-6.2.0/lib64/libamdhip64.so.6\n"
+     "#2  0x00007fffd2222333 in hipMalloc () from /opt/rocm/hip/lib/libamdhip64.so.6\n",
+     ["/opt/rocm/lib"]),
+    # ldd of the program: the one runtime it links
+    ("$ ldd ./app\n\tlibamdhip64.so.6 => /opt/rocm/lib/libamdhip64.so.6 (0x00007f0000000000)\n", ["/opt/rocm/lib"]),
+    # a listing of copies on disk is no load
+    ("$ find / -name 'libamdhip64.so*'\n/opt/rocm/lib/libamdhip64.so.6\n/home/u/venv/lib/python3.11/site-packages/torch/lib/libamdhip64.so\n", []),
+])
+def test_folders_the_hip_runtime_was_loaded_from(text: str, folders: list[str]) -> None:
+    case = analyze([Artifact(name="log.txt", text=text, size=len(text))], DB, FOLDER).case
+    assert [f.value for f in case.facts.get("hip_runtime_dir", [])] == folders

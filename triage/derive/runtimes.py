@@ -1,0 +1,67 @@
+"""Where the process loaded the HIP runtime from: one ``hip_runtime_dir`` fact per distinct folder.
+
+Two folders mean two copies of ``libamdhip64`` / ``amdhip64_N.dll`` met in one process (a wheel's
+bundled runtime beside /opt/rocm's, an application's DLL beside the driver's in System32), the
+shape of many release mixes. Only places that show a load count: a stack frame's or the faulting
+module's path, an ``ldd`` line, and lines the environment parser read as the runtime loaded or used
+(``hip_library_path``). A ``find`` or ``ls`` listing of copies on disk is not a load.
+
+Folders that are one install under different names count once: ``/opt/rocm-6.2.0`` is
+``/opt/rocm`` (the usual symlink), ``lib64`` is ``lib``, ROCm 3-5's ``/opt/rocm/hip/lib`` is
+``/opt/rocm/lib``; Windows folders compare case-blind.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triage.model import Case, Where
+
+_RUNTIME = re.compile(r"(?:^|[\\/])(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*)$", re.IGNORECASE)
+_LDD_PATH = re.compile(r"\blibamdhip64\.so[\w.]*\s+=>\s+(?P<p>/\S+)")
+_SAME_INSTALL = ((re.compile(r"/opt/rocm-\d[\w.-]*"), "/opt/rocm"), (re.compile(r"/lib64(?=/|$)"), "/lib"),
+                 (re.compile(r"/opt/rocm/hip/lib(?=/|$)"), "/opt/rocm/lib"))
+
+
+def _folder(path: str) -> tuple[str, str] | None:
+    """(the folder as printed, its canonical form), or None for a bare file name."""
+    path = path.strip().strip("'\"`")
+    cut = max(path.rfind("/"), path.rfind("\\"))
+    if cut <= 0:
+        return None
+    folder = path[:cut]
+    key = folder.replace("\\", "/")
+    if re.match(r"[A-Za-z]:/", key):
+        key = key.lower()
+    for pattern, canonical in _SAME_INSTALL:
+        key = pattern.sub(canonical, key)
+    return folder, key.rstrip("/")
+
+
+def _line(case: Case, where: Where) -> str:
+    for artifact in case.artifacts:
+        if artifact.name == where.artifact and 0 < where.line <= len(artifact.lines):
+            return artifact.lines[where.line - 1].strip()
+    return ""
+
+
+def derive(case: Case) -> None:
+    found: list[tuple[str, Where, str]] = []
+    for stack in case.stacks:
+        for frame in stack.frames:
+            if frame.module and _RUNTIME.search(frame.module):
+                found.append((frame.module, frame.where, frame.text))
+    fault = case.fault
+    if fault is not None and fault.module and _RUNTIME.search(fault.module):
+        found.append((fault.module, fault.where, _line(case, fault.where)))
+    for fact in case.facts.get("ldd_gpu_library", []):
+        if m := _LDD_PATH.search(fact.text):
+            found.append((m["p"], fact.where, fact.text))
+    for fact in case.facts.get("hip_library_path", []):
+        found.append((fact.value, fact.where, fact.text))
+    seen: set[str] = set()
+    for path, where, text in found:
+        folder = _folder(path)
+        if folder is not None and folder[1] not in seen:
+            seen.add(folder[1])
+            case.add_fact("hip_runtime_dir", folder[0], where, text, 50)
