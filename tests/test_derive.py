@@ -208,6 +208,10 @@ def test_gcn_1_to_3_are_in_the_table() -> None:
      ["/opt/rocm/lib"]),
     # ldd of the program: the one runtime it links
     ("$ ldd ./app\n\tlibamdhip64.so.6 => /opt/rocm/lib/libamdhip64.so.6 (0x00007f0000000000)\n", ["/opt/rocm/lib"]),
+    # Windows: WinDbg's module load and Visual Studio's output, the driver's DLL and the application's own
+    ("ModLoad: 00007ff8`12340000 00007ff8`1abc0000   C:\\WINDOWS\\SYSTEM32\\amdhip64_6.dll\n"
+     "'sd.exe' (Win32): Loaded 'C:\\Tools\\sd\\amdhip64_6.dll'. Symbols loaded.\n",
+     ["C:\\WINDOWS\\SYSTEM32", "C:\\Tools\\sd"]),
     # a listing of copies on disk is no load
     ("$ find / -name 'libamdhip64.so*'\n/opt/rocm/lib/libamdhip64.so.6\n/home/u/venv/lib/python3.11/site-packages/torch/lib/libamdhip64.so\n", []),
 ])
