@@ -35,7 +35,8 @@ README = ROOT / "README.md"
 SEED = ROOT / "corpus" / "seed-000-blit-kernels-device-libs-missing"
 SEEDS = sorted((ROOT / "corpus").glob("seed-*"))
 SKIPPED = {"collect": "runs a program and reads this machine's GPU, kernel log and cores",
-           "serve": "a server that runs until Ctrl-C (tests/test_serve.py runs it)"}
+           "serve": "a server that runs until Ctrl-C (tests/test_serve.py runs it)",
+           "desk": "a server that runs until Ctrl-C (tests/test_desk_app.py runs it)"}
 _LOCAL = {"triage", "tools", "bench", "tests"}  # the checkout's own packages
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _BLOCKER = """
