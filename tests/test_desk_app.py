@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import uuid
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -162,6 +163,35 @@ def test_api_takes_a_file_a_text_field_or_a_raw_body(desk: Desk) -> None:
 
     status, one = desk.json("GET", f"/api/v1/cases/{first['id']}")
     assert status == 200 and one["report"] == first["report"] and one["case"]["status"] == "open"
+
+
+def test_a_zipped_bundle_through_the_form_and_the_api(desk: Desk, tmp_path: Path) -> None:
+    bundle = tmp_path / "user-bundle.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        for path in sorted(SEED.iterdir()):
+            if path.name != "expected.yaml":
+                archive.write(path, f"report/{path.name}")
+    cookie, token = form_page(desk)
+    body, headers = multipart({"csrf": token, "text": "", "submitter": "ana"}, ("user-bundle.zip", bundle.read_bytes()))
+    status, answer, _ = desk.request("POST", "/cases", body, {**headers, "Cookie": f"desk_csrf={cookie}"})
+    assert status == 303
+    case = desk.store.get(int(answer["location"].rsplit("/", 1)[1]))
+    assert (case["klass"], case["source"], case["input_name"], case["submitter"]) == (
+        expected_class(SEED), "file", "user-bundle.zip", "ana")
+    status, made = desk.json("POST", "/api/v1/cases", bundle.read_bytes(), {"X-File-Name": "user-bundle.zip"})
+    assert status == 201 and made["case"]["class"] == expected_class(SEED)
+    assert any(a["name"].startswith("user-bundle.zip") for a in made["report"]["artifacts"])
+    assert made["seen_before"]["count"] == 1
+
+
+def test_the_retriage_button_needs_its_csrf_token(desk: Desk) -> None:
+    desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
+    cookie, token = form_page(desk, "/retriage")
+    body, headers = multipart({"csrf": "forged"})
+    assert desk.request("POST", "/retriage", body, {**headers, "Cookie": f"desk_csrf={cookie}"})[0] == 403
+    body, headers = multipart({"csrf": token})
+    status, _, page = desk.request("POST", "/retriage", body, {**headers, "Cookie": f"desk_csrf={cookie}"})
+    assert status == 200 and "1 case re-triaged" in page.decode() and "0 changed" in page.decode()
 
 
 def test_api_refuses_nothing_and_unknown_cases_in_one_line(desk: Desk) -> None:

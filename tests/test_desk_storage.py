@@ -148,6 +148,8 @@ def test_filters_search_and_weekly_counts(store: Store) -> None:
     assert ids(unknown_filter="x") == 4  # not a filter: ignored
     assert store.weekly(Filters()) == [(dt.date(2026, 11, 2), 1), (dt.date(2026, 11, 9), 3)]
     assert store.weekly(Filters({"gfx_arch": "gfx906"})) == [(dt.date(2026, 11, 9), 1)]
+    assert store.weekly(Filters(), since=at(10)) == [(dt.date(2026, 11, 9), 3)]
+    assert store.weekly(Filters(), weeks=1) == [(dt.date(2026, 11, 9), 3)]
     rows, total = store.search(Filters(), limit=2, offset=1)
     assert total == 4 and [r["id"] for r in rows] == [3, 2]
     facets = store.facets()

@@ -36,7 +36,7 @@ from starlette.datastructures import Headers, UploadFile
 
 from triage import __version__
 from triage.desk import intake
-from triage.desk.storage import Filters, Store, StoreError
+from triage.desk.storage import Filters, Store, StoreError, now
 from triage.desk.workers import Pool, WorkerCrashed
 from triage.report import percent
 
@@ -44,6 +44,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 CSRF_COOKIE = "desk_csrf"
 TOKEN_COOKIE = "desk_token"
 PAGE_SIZE = 50
+WEEKS = 26  # weeks of counts on the list page and in the API's list
 MAX_PAGE = 500
 NOTE_CHARS = 20000
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
@@ -369,12 +370,15 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             return min(max(int(raw), 0), top) if raw.isdigit() else default
         return number("limit", PAGE_SIZE, MAX_PAGE) or PAGE_SIZE, number("offset", 0, 1 << 40)
 
+    def recent_weeks(filters: Filters) -> list[tuple[dt.date, int]]:
+        return store.weekly(filters, WEEKS, now() - dt.timedelta(weeks=WEEKS))
+
     @app.get("/cases", response_class=HTMLResponse, include_in_schema=False)
     def cases_page(request: Request) -> HTMLResponse:
         filters, chosen = chosen_filters(request)
         limit, offset = paging(request)
         rows, total = store.search(filters, limit, offset)
-        weeks = store.weekly(filters)
+        weeks = recent_weeks(filters)
 
         def at(new_offset: int) -> str:
             return "/cases?" + urllib.parse.urlencode({**chosen, "q": filters.q, "offset": new_offset})
@@ -476,7 +480,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         return await run_in_threadpool(one_case, request, made, 201)
 
     def one_case(request: Request, case_id: int, status: int = 200) -> Response:
-        case = case_or_404(case_id, "report_json", "cluster_key")
+        case = case_or_404(case_id, "report_json")
         if isinstance(case, Response):
             return case
         seen = store.seen_before(case)
@@ -503,7 +507,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         limit, offset = paging(request)
         rows, total = store.search(filters, limit, offset)
         return JSONResponse({"total": total, "limit": limit, "offset": offset, "cases": [_public(r) for r in rows],
-                             "weeks": [{"week": w.isoformat(), "cases": n} for w, n in store.weekly(filters)]})
+                             "weeks": [{"week": w.isoformat(), "cases": n} for w, n in recent_weeks(filters)]})
 
     @app.patch("/api/v1/cases/{case_id}", summary="Set a case's status and/or note", openapi_extra={
         "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object", "properties": {

@@ -235,10 +235,12 @@ class Store:
                                        .limit(limit).offset(offset)).mappings().all()
         return [_row(r) for r in found], int(total)
 
-    def weekly(self, filters: Filters, weeks: int = 26) -> list[tuple[dt.date, int]]:
-        """Cases per ISO week (the Monday that starts it), for the latest ``weeks`` weeks that have any."""
+    def weekly(self, filters: Filters, weeks: int = 26, since: dt.datetime | None = None) -> list[tuple[dt.date, int]]:
+        """Cases per ISO week (the Monday that starts it), for the latest ``weeks`` weeks that have any; only cases
+        from ``since`` on are read (the list pages give half a year, so a large history costs little)."""
+        where = filters.clauses() + ([cases.c.created_at >= since] if since is not None else [])
         with self.engine.connect() as connection:
-            times = connection.execute(select(cases.c.created_at).where(*filters.clauses())).scalars().all()
+            times = connection.execute(select(cases.c.created_at).where(*where)).scalars().all()
         counted = Counter()
         for value in times:
             day = _utc(value).date()  # type: ignore[union-attr]
