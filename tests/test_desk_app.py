@@ -14,23 +14,24 @@ import threading
 import time
 import uuid
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 pytest.importorskip("fastapi", reason="the desk extra is not installed: pip install -e '.[desk]'")
 pytest.importorskip("uvicorn", reason="the desk extra is not installed: pip install -e '.[desk]'")
 
-import jsonschema  # noqa: E402
-import uvicorn  # noqa: E402
-import yaml  # noqa: E402
+import jsonschema
+import uvicorn
+import yaml
 
-from tests.conftest import CORPUS, ROOT  # noqa: E402
-from tests.test_desk_storage import BACKENDS, open_store  # noqa: E402
-from triage.desk.app import Settings, create_app  # noqa: E402
-from triage.desk.storage import Store  # noqa: E402
+from tests.conftest import CORPUS, ROOT
+from tests.test_desk_storage import BACKENDS, open_store
+from triage.desk.app import Settings, create_app
+from triage.desk.storage import Store
 
 SEED = CORPUS / "seed-000-blit-kernels-device-libs-missing"
 SCHEMA = json.loads((ROOT / "reports" / "report.schema.json").read_text(encoding="utf-8"))
@@ -253,8 +254,9 @@ def test_retriage_shows_which_cases_changed_class(tmp_path: Path) -> None:
     store = open_store("sqlite", tmp_path)
     with serving(Settings(signatures=older), store) as desk:
         status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
-        status, other = desk.json("POST", "/api/v1/cases", paste_of(CORPUS / "seed-002-hipmoduleload-access-violation-"
-                                                                               "windows").encode())
+        status, _ = desk.json("POST", "/api/v1/cases", paste_of(CORPUS / "seed-002-hipmoduleload-access-violation-"
+                                                                          "windows").encode())
+        assert status == 201
         assert made["case"]["class"] != "device-libs-missing"
     with serving(Settings(signatures=shipped), store) as desk:
         status, result = desk.json("POST", "/api/v1/retriage")
@@ -398,13 +400,14 @@ def test_other_addresses_need_a_token_or_a_proxy_header() -> None:
 
 def test_the_command_refuses_to_start_open_on_the_network(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "triage", "desk", "--host", "0.0.0.0", "--database",
-                           f"sqlite:///{tmp_path / 'd.sqlite3'}"], capture_output=True, text=True, timeout=120,
+                           f"sqlite:///{tmp_path / 'd.sqlite3'}"], capture_output=True, text=True, timeout=120, check=False,
                           env={**__import__("os").environ, "HIP_TRIAGE_DESK_TOKEN": ""})
     assert done.returncode == 2
     assert "not a loopback address" in done.stderr and "--auth-header" in done.stderr
     assert "Traceback" not in done.stderr
     done = subprocess.run([sys.executable, "-m", "triage", "desk", "--migrate-only", "--database",
-                           f"sqlite:///{tmp_path / 'd.sqlite3'}"], capture_output=True, text=True, timeout=120)
+                           f"sqlite:///{tmp_path / 'd.sqlite3'}"], capture_output=True, text=True, timeout=120,
+                          check=False)
     assert done.returncode == 0 and (tmp_path / "d.sqlite3").is_file()
 
 

@@ -4,19 +4,19 @@ paste a seed case, read the verdict, open the permalink, paste the same failure 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 pytest.importorskip("fastapi", reason="the desk extra is not installed: pip install -e '.[desk]'")
 
-from tests import cdp  # noqa: E402
-from tests.conftest import CORPUS  # noqa: E402
-from tests.test_browser import artifacts_dir  # noqa: E402
-from tests.test_desk_app import Desk, expected_class, paste_of, serving  # noqa: E402
-from tests.test_desk_storage import open_store  # noqa: E402
-from triage.desk.app import Settings  # noqa: E402
+from tests import cdp
+from tests.conftest import CORPUS
+from tests.test_browser import artifacts_dir
+from tests.test_desk_app import Desk, expected_class, paste_of, serving
+from tests.test_desk_storage import open_store
+from triage.desk.app import Settings
 
 pytestmark = pytest.mark.skipif(cdp.available() is not None, reason=str(cdp.available()))
 SEEDS = sorted(p for p in CORPUS.glob("seed-*") if (p / "expected.yaml").is_file())

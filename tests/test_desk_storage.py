@@ -9,22 +9,23 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 pytest.importorskip("sqlalchemy", reason="the desk extra is not installed: pip install -e '.[desk]'")
 pytest.importorskip("alembic", reason="the desk extra is not installed: pip install -e '.[desk]'")
 
-from sqlalchemy import inspect, text  # noqa: E402
+from sqlalchemy import inspect, text
 
-from triage.desk.storage import Filters, Store, default_url  # noqa: E402
+from triage.desk.storage import Filters, Store, default_url
 
 PG_URL = os.environ.get("HIP_TRIAGE_TEST_PG_URL", "")
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
     not PG_URL, reason="no PostgreSQL server given: set HIP_TRIAGE_TEST_PG_URL=postgresql+psycopg://USER:PASS@HOST/DB "
     "(.ci/run starts one)"))]
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def open_store(backend: str, folder: Any) -> Store:
@@ -193,7 +194,7 @@ def test_concurrent_writers_each_get_their_own_case(store: Store) -> None:
                 store.update(case_id, note=f"note {n}-{i}")
                 with lock:
                     made.append(case_id)
-        except BaseException as err:  # pragma: no cover - reported below
+        except BaseException as err:  # noqa: BLE001 - any failure of a writer is reported below
             errors.append(err)
 
     threads = [threading.Thread(target=write, args=(n,)) for n in range(12)]

@@ -24,12 +24,19 @@ import json
 import logging
 import secrets
 import urllib.parse
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, UploadFile
@@ -37,7 +44,7 @@ from starlette.datastructures import Headers, UploadFile
 from triage import __version__
 from triage.desk import intake
 from triage.desk.storage import Filters, Store, StoreError, now
-from triage.desk.workers import Pool, WorkerCrashed
+from triage.desk.workers import Pool
 from triage.report import percent
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -179,7 +186,7 @@ class Guard:
 
 
 def _when(value: dt.datetime | None) -> str:
-    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if value else "?"
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "?"
 
 
 def _public(case: dict[str, Any]) -> dict[str, Any]:

@@ -9,14 +9,33 @@ with a busy timeout, so concurrent requests of one server queue for the write lo
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
-from sqlalchemy import (Boolean, Column, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String,
-                        Table, Text, create_engine, event, func, select, update)
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.engine import Engine, make_url
 
 metadata = MetaData()
@@ -89,13 +108,13 @@ def default_url() -> str:
 
 
 def now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def _utc(value: dt.datetime | None) -> dt.datetime | None:
     """SQLite gives back naive times: they were written in UTC."""
     if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
+        return value.replace(tzinfo=dt.UTC)
     return value
 
 
@@ -313,7 +332,8 @@ class Store:
         for stored in self.stored_inputs():
             try:
                 values = {name: value for name, value in analyse(stored).items() if name in TRIAGE_COLUMNS}
-            except Exception:
+            except Exception:  # one case's failure must not stop the others; the log has the details
+                logging.getLogger("triage.desk").exception("re-triage of case %s failed", stored["id"])
                 failed.append(stored["id"])
                 continue
             done += 1

@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
