@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.client
 import json
+import os
 import re
 import shutil
 import socket
@@ -31,7 +33,8 @@ import yaml
 from tests.conftest import CORPUS, ROOT
 from tests.test_desk_storage import BACKENDS, open_store
 from triage.desk.app import Settings, create_app
-from triage.desk.storage import Store
+from triage.desk.storage import Filters, Store
+from triage.desk.workers import Pool, WorkerCrashed
 
 SEED = CORPUS / "seed-000-blit-kernels-device-libs-missing"
 SCHEMA = json.loads((ROOT / "reports" / "report.schema.json").read_text(encoding="utf-8"))
@@ -257,11 +260,13 @@ def test_retriage_shows_which_cases_changed_class(tmp_path: Path) -> None:
         status, _ = desk.json("POST", "/api/v1/cases", paste_of(CORPUS / "seed-002-hipmoduleload-access-violation-"
                                                                           "windows").encode())
         assert status == 201
-        assert made["case"]["class"] != "device-libs-missing"
-    with serving(Settings(signatures=shipped), store) as desk:
+        status, redacted = desk.json("POST", "/api/v1/cases?redact=1", paste_of(SEED).encode())  # kept as text
+        assert made["case"]["class"] != "device-libs-missing" and redacted["case"]["class"] == made["case"]["class"]
+    with serving(Settings(signatures=shipped, workers=1), store) as desk:
         status, result = desk.json("POST", "/api/v1/retriage")
-        assert status == 200 and result["retriaged"] == 2 and result["failed"] == []
-        assert [(c["case_id"], c["new_class"]) for c in result["changed"]] == [(made["id"], "device-libs-missing")]
+        assert status == 200 and result["retriaged"] == 3 and result["failed"] == []
+        assert [(c["case_id"], c["new_class"]) for c in result["changed"]] == [
+            (made["id"], "device-libs-missing"), (redacted["id"], "device-libs-missing")]
         assert result["changed"][0]["old_class"] == made["case"]["class"]
         status, now = desk.json("GET", f"/api/v1/cases/{made['id']}")
         assert now["case"]["class"] == "device-libs-missing" and now["report"]["diagnoses"][0]["class"] == \
@@ -272,6 +277,27 @@ def test_retriage_shows_which_cases_changed_class(tmp_path: Path) -> None:
         status, _, listing = desk.request("GET", "/retriage")
         assert f'href="/cases/{made["id"]}"' in listing.decode()
     store.close()
+
+
+def _die() -> None:
+    os._exit(3)  # a worker killed by a crash in a native library
+
+
+def _answer() -> int:
+    return 42
+
+
+def test_a_worker_that_dies_fails_only_its_own_request() -> None:
+    pool = Pool(1)
+    try:
+        with pytest.raises(WorkerCrashed):
+            pool.call(_die)
+        assert pool.call(_answer) == 42  # a new worker
+        with pytest.raises(WorkerCrashed):
+            asyncio.run(pool.run(_die))
+        assert asyncio.run(pool.run(_answer)) == 42
+    finally:
+        pool.close()
 
 
 # --- the pages --------------------------------------------------------------------------------------------------
@@ -301,7 +327,7 @@ def test_the_form_needs_its_csrf_token_and_the_same_origin(desk: Desk) -> None:
     assert status == 403 and b"own pages" in message
     status, _, message = desk.request("POST", "/api/v1/cases", b"log", {"Sec-Fetch-Site": "cross-site"})
     assert status == 403
-    assert desk.store.search(__import__("triage.desk.storage", fromlist=["Filters"]).Filters())[1] == 0
+    assert desk.store.search(Filters())[1] == 0
     status, headers_, _ = desk.request("POST", "/cases", body, {**headers, "Cookie": f"desk_csrf={cookie}",
                                                                 "Origin": desk.url})
     assert status == 303 and re.fullmatch(r"/cases/\d+", headers_["location"])
@@ -355,7 +381,7 @@ def test_uploads_are_bounded_before_and_while_they_are_read(desk: Desk) -> None:
     finally:
         connection.close()
     assert desk.request("POST", "/api/v1/cases", b"x", {"Content-Length": "-1"})[0] in (400, 413)
-    assert desk.store.search(__import__("triage.desk.storage", fromlist=["Filters"]).Filters())[1] == 0
+    assert desk.store.search(Filters())[1] == 0
 
 
 def test_only_requests_addressed_to_localhost_are_answered(desk: Desk) -> None:
@@ -401,7 +427,7 @@ def test_other_addresses_need_a_token_or_a_proxy_header() -> None:
 def test_the_command_refuses_to_start_open_on_the_network(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "triage", "desk", "--host", "0.0.0.0", "--database",
                            f"sqlite:///{tmp_path / 'd.sqlite3'}"], capture_output=True, text=True, timeout=120, check=False,
-                          env={**__import__("os").environ, "HIP_TRIAGE_DESK_TOKEN": ""})
+                          env={**os.environ, "HIP_TRIAGE_DESK_TOKEN": ""})
     assert done.returncode == 2
     assert "not a loopback address" in done.stderr and "--auth-header" in done.stderr
     assert "Traceback" not in done.stderr
