@@ -384,6 +384,22 @@ def test_uploads_are_bounded_before_and_while_they_are_read(desk: Desk) -> None:
     assert desk.store.search(Filters())[1] == 0
 
 
+def test_a_body_sent_too_slowly_is_refused(tmp_path: Path) -> None:
+    store = open_store("sqlite", tmp_path)
+    with serving(Settings(request_timeout=1.0), store) as desk:
+        with socket.create_connection(("127.0.0.1", desk.port), timeout=30) as sock:
+            sock.sendall(f"POST /api/v1/cases HTTP/1.1\r\nHost: 127.0.0.1:{desk.port}\r\n"
+                         "Content-Length: 1000\r\n\r\nsegfault".encode())
+            answer = b""
+            while chunk := sock.recv(4096):  # the server answers and closes without the other 992 bytes
+                answer += chunk
+                if b"\r\n\r\n" in answer and answer.endswith(b"\n"):
+                    break
+        assert answer.startswith(b"HTTP/1.1 408") and b"longer than 1 s" in answer
+        assert desk.store.search(Filters())[1] == 0
+    store.close()
+
+
 def test_only_requests_addressed_to_localhost_are_answered(desk: Desk) -> None:
     status, _, message = desk.request("GET", "/", headers={"Host": "rebound.example"})
     assert status == 403 and b"127.0.0.1" in message

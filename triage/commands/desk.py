@@ -32,6 +32,8 @@ def register(app: typer.Typer) -> None:
         max_upload: float = typer.Option(50, "--max-upload", min=0.001, help="Largest upload accepted, in MiB."),
         max_input: float = typer.Option(8, "--keep-input", min=0, help="Largest input kept with a case for "
                                         "re-triage, in MiB."),
+        timeout: float = typer.Option(60, "--timeout", min=0.5, max=3600, help="Seconds a client has to send a "
+                                      "request's body, upload included; a slower one gets 408."),
         workers: int = typer.Option(os.cpu_count() or 1, "--workers", min=0, max=64, show_default="the CPUs",
                                     help="Processes that triage uploads (0: in the server's own process)."),
         migrate_only: bool = typer.Option(False, "--migrate-only", help="Create or upgrade the database schema "
@@ -59,7 +61,7 @@ def register(app: typer.Typer) -> None:
                        "'import secrets; print(secrets.token_urlsafe())')")
         settings = Settings(database=database or None, host=host, port=port, max_upload=int(max_upload * (1 << 20)),
                             max_input=int(max_input * (1 << 20)), token=token, auth_header=auth_header or None,
-                            workers=workers, public_url=public_url.rstrip("/") or None)
+                            workers=workers, request_timeout=timeout, public_url=public_url.rstrip("/") or None)
         if public_url and not re.fullmatch(r"https?://[^/?#\s]+/?", public_url):
             raise fail(f"--public-url {public_url!r} is not an address such as https://desk.example.com")
         refusal = settings.refusal()

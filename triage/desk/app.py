@@ -17,6 +17,7 @@ its own connection.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as dt
 import hmac
@@ -78,6 +79,7 @@ class Settings:
     auth_header: str | None = None
     signatures: Path | None = None
     workers: int = 0  # processes that triage (0: a thread of the server)
+    request_timeout: float = 60.0  # seconds a client has to send a request's body
     public_url: str | None = None  # the address users open when a reverse proxy is in front (its Host and Origin)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -98,6 +100,10 @@ class Settings:
 
 class TooLarge(Exception):
     """A request body went past the upload limit while it was read."""
+
+
+class TooSlow(Exception):
+    """A request body took longer than the request timeout to arrive."""
 
 
 def _mib(size: int) -> str:
@@ -127,13 +133,22 @@ class Guard:
             await refusal(scope, receive, send)
             return
         limit = self.settings.max_upload + (64 << 10)  # room for the multipart framing and the other fields
-        received = 0
+        deadline = asyncio.get_running_loop().time() + self.settings.request_timeout
+        received, complete = 0, False
 
         async def bounded() -> dict:
-            nonlocal received
-            message = await receive()
+            """The body's next part, within the size limit and the request's deadline (once the body is whole,
+            a wait for the client to go away is not bounded)."""
+            nonlocal received, complete
+            if complete:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), deadline - asyncio.get_running_loop().time())
+            except TimeoutError:
+                raise TooSlow from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
+                complete = not message.get("more_body", False)
                 if received > limit:
                     raise TooLarge
             return message
@@ -286,13 +301,21 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         try:
             values = await pool.run(intake.triage, upload, settings.signatures, settings.max_input)
             return await run_in_threadpool(store.add, values)
-        except IngestError as err:
-            return _refuse(400, f"The upload cannot be read ({err}); send the log as text or a .zip/.tar.gz bundle.")
+        except IngestError:  # its message names the temporary file: only the server's log shows it
+            ref = secrets.token_hex(4)
+            log.exception("upload unreadable (ref %s)", ref)
+            return _refuse(400, f"The upload cannot be read (ref {ref}); send the log as text or a .zip/.tar.gz "
+                           "bundle.")
         except Exception:
             ref = secrets.token_hex(4)
             log.exception("triage or storage failed (ref %s)", ref)
             return _refuse(500, f"The triage or the database failed on this upload (ref {ref}); try again, and if "
                            "it fails again run triage FILE on the command line and report the problem with that ref.")
+
+    @app.exception_handler(TooSlow)
+    async def too_slow(_request: Request, _err: TooSlow) -> Response:
+        return _refuse(408, f"The upload took longer than {settings.request_timeout:g} s to arrive; send it again (a "
+                       "slow link may need a smaller file, or ask for a longer triage desk --timeout).")
 
     @app.exception_handler(TooLarge)
     async def too_large(_request: Request, _err: TooLarge) -> Response:
