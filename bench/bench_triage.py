@@ -4,8 +4,10 @@ baselines measured in the same run.
     python3 bench/bench_triage.py [--runs 11] [--all-seeds]
 
 Each command runs ``--runs`` times as a new process; the table shows the median, the fastest and
-the ratio of the median to ``python -c pass``. Cold runs get a new empty cache folder each time
-(``TRIAGE_CACHE``), as on a fresh CI runner; warm runs share one that a first run filled.
+the ratio of the median to ``python -c pass``; beside them the median CPU time (user + system) of
+the process and its ratio, which a busy machine disturbs less than the wall time. Cold runs get a
+new empty cache folder each time (``TRIAGE_CACHE``), as on a fresh CI runner; warm runs share one
+that a first run filled.
 
 Every process runs with Python's bytecode cache on (in a temporary ``PYTHONPYCACHEPREFIX``,
 written by an untimed first run), as after ``pip install``: a checkout run with
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,20 +33,24 @@ SEED = ROOT / "corpus" / "seed-000-blit-kernels-device-libs-missing"
 TARGETS = {"warm": 0.2, "cold": 0.8}  # seconds, from the project's speed goals
 
 
-def timed(cmd: list[str], env: dict[str, str], runs: int, fresh_cache: Path | None = None) -> list[float]:
-    """Wall seconds of ``runs`` runs of ``cmd``; with ``fresh_cache``, each in a new empty cache folder there.
-    Run from the cache's folder, not a checkout: ``-m triage`` imports the installed package (or ``PYTHONPATH``'s)."""
-    times = []
+def timed(cmd: list[str], env: dict[str, str], runs: int, fresh_cache: Path | None = None) -> tuple[list[float], list[float]]:
+    """Wall seconds and CPU seconds (user + system) of ``runs`` runs of ``cmd``; with ``fresh_cache``, each in a new
+    empty cache folder there. Run from a temporary folder, not a checkout: ``-m triage`` imports the installed
+    package (or ``PYTHONPATH``'s)."""
+    walls, cpus = [], []
     for number in range(runs):
         if fresh_cache is not None:
             env = {**env, "TRIAGE_CACHE": str(fresh_cache / f"cold-{number}")}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False,
                               cwd=tempfile.gettempdir())
-        times.append(time.perf_counter() - start)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if done.returncode not in (0, 1):
             raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode(errors='replace')[-500:]}")
-    return times
+    return walls, cpus
 
 
 def main() -> int:
@@ -72,26 +79,27 @@ def main() -> int:
         ("python -c pass", [py, "-c", "pass"], env, None, ""),
         ("python -c 'import typer, jinja2, regex'", [py, "-c", "import typer, jinja2, regex"], env, None, ""),
         ("triage --version", [*triage, "--version"], warm, None, ""),
-        (f"triage {SEED.name[:28]}, warm", [*triage, str(SEED)], warm, None, "warm"),
-        (f"triage {SEED.name[:28]}, cold", [*triage, str(SEED)], env, work / "cold", "cold"),
-        (f"triage {SEED.name[:28]} -f html, warm", [*triage, str(SEED), "-f", "html"], warm, None, ""),
+        (f"triage {SEED.name[:22]}, warm", [*triage, str(SEED)], warm, None, "warm"),
+        (f"triage {SEED.name[:22]}, cold", [*triage, str(SEED)], env, work / "cold", "cold"),
+        (f"triage {SEED.name[:22]} -f html, warm", [*triage, str(SEED), "-f", "html"], warm, None, ""),
     ]
     if args.all_seeds:
         for case in sorted(p.parent for p in (ROOT / "corpus").glob("seed-*/expected.yaml")):
             for fmt in ("json", "html"):
-                rows.append((f"triage {case.name[:32]} -f {fmt}, warm", [*triage, str(case), "-f", fmt], warm, None, ""))
+                rows.append((f"triage {case.name[:26]} -f {fmt}, warm", [*triage, str(case), "-f", fmt], warm, None, ""))
     where = subprocess.run([py, "-c", "import triage; print(triage.__file__)"], capture_output=True, text=True, env=env,
                            cwd=tempfile.gettempdir()).stdout.strip()
     print(f"{where}; {sys.version.split()[0]} {py}; {os.cpu_count()} CPUs; {args.runs} runs each; "
           f"{'no bytecode cache' if args.no_bytecode else 'bytecode cached'}")
-    print(f"{'command':<58} {'median s':>9} {'fastest':>8} {'x pass':>7} {'target':>7}")
-    base = None
+    print(f"{'command':<52} {'median s':>9} {'fastest':>8} {'x pass':>7} {'cpu s':>7} {'x pass':>7} {'target':>7}")
+    base = base_cpu = None
     for label, cmd, cmd_env, fresh, target in rows:
-        times = timed(cmd, cmd_env, args.runs, fresh)
-        median = statistics.median(times)
-        base = base or median
+        walls, cpus = timed(cmd, cmd_env, args.runs, fresh)
+        median, cpu = statistics.median(walls), statistics.median(cpus)
+        base, base_cpu = base or median, base_cpu or cpu
         goal = f"{TARGETS[target]:.2f}" if target else ""
-        print(f"{label:<58} {median:>9.3f} {min(times):>8.3f} {median / base:>7.1f} {goal:>7}", flush=True)
+        print(f"{label:<52} {median:>9.3f} {min(walls):>8.3f} {median / base:>7.1f} {cpu:>7.3f} {cpu / base_cpu:>7.1f} "
+              f"{goal:>7}", flush=True)
     return 0
 
 
