@@ -68,6 +68,16 @@ def test_every_rocm_version_and_where_it_was_seen() -> None:
     assert got["rocm_version"] == "6.4"  # the installed package before the wheel's tag
 
 
+def test_ollamas_runner_folder_gives_its_rocm_release_and_the_gpus_support() -> None:
+    text = ('time=2024-09-01T10:00:00.000Z level=INFO source=types.go:107 msg="inference compute" id=0 library=rocm '
+            'variant="" compute=gfx1031 driver=6.8 name=1002:73df total="12.0 GiB" available="11.9 GiB"\n'
+            'time=2024-09-01T10:00:01.000Z level=INFO source=server.go:388 msg="starting llama server" '
+            'cmd="/usr/lib/ollama/runners/rocm_v60102/ollama_llama_server --model /root/.ollama/models/blobs/sha256-x"\n')
+    got = facts(text)
+    assert got["rocm_version_wheel"] == "6.1.2"  # packed as 60102 in the folder name
+    assert got["arch_supported"] == "no"  # gfx1031 is not among ROCm 6.1's GPUs
+
+
 def test_one_release_seen_in_many_places_is_one_version() -> None:
     text = ("ROCM used to build PyTorch: 6.2.41133-dd7f95766\n"
             "HIP runtime version: 6.2.41133\n"

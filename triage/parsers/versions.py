@@ -3,6 +3,7 @@
 Examples::
 
     torch 2.3.0+rocm6.0                                          a wheel built for ROCm 6.0
+    /usr/lib/ollama/runners/rocm_v60102/ollama_llama_server      ollama's runner built for ROCm 6.1.2
     ROCM used to build PyTorch: 6.2.41133-dd7f95766              the same, from torch's collect_env
     HIP runtime version: 6.2.41133                               the runtime the process loaded
     /opt/rocm-6.4.1/lib/libamdhip64.so.6                         an installed ROCm tree (and a major by soname)
@@ -21,7 +22,7 @@ from triage.parsers.lines import Needles, is_sentence, readable
 
 _WHEEL = re.compile(r"\+rocm(?P<v>\d+\.\d+(?:\.\d+)?)\b|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
                     r"|ROCM used to build PyTorch:\s*(?P<b>\d+\.\d+(?:\.\d+)?)"
-                    r"|\brocm_v(?P<o>\d+(?:\.\d+)?)\b")  # ollama's runner built for a ROCm release
+                    r"|\brocm_v(?P<o>\d+(?:\.\d+)?)\b")  # ollama's runner built for a ROCm release (rocm_v6, rocm_v60102)
 _RUNTIME = re.compile(r"\bHIP (?:runtime )?version\s*[:=]\s*(?P<v>\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
 _PATH = re.compile(r"(?<![\w.-])/opt/rocm-(?P<v>\d+\.\d+(?:\.\d+)?)(?=[/\s\"'`),:;]|$)"
                    r"|\\AMD\\ROCm\\(?P<w>\d+\.\d+)\\", re.IGNORECASE)  # and the HIP SDK's C:\Program Files\AMD\ROCm\6.1\
@@ -44,6 +45,13 @@ KINDS = {"wheel": "rocm_version_wheel", "runtime": "hip_version_runtime", "path"
          "package": "rocm_version_package", "library": "rocm_version_library"}
 
 
+def _unpacked(version: str) -> str:
+    """ROCm's packed number (``60102``, as in ollama's ``rocm_v60102`` and package versions) as ``6.1.2``."""
+    if version.isdigit() and 5 <= len(version) <= 6:
+        return f"{int(version[:-4])}.{int(version[-4:-2])}.{int(version[-2:])}"
+    return version
+
+
 def parse(artifact: Artifact, case: Case) -> None:
     package_at = -10  # the line of the last "Package: rocm-..." of an `apt show` / `dpkg -s`
     info_at = -10  # the line of the last `cat /opt/rocm/.info/version`
@@ -56,7 +64,7 @@ def parse(artifact: Artifact, case: Case) -> None:
             continue
         quoted = text.strip()
         for m in _WHEEL.finditer(text):
-            case.add_fact(KINDS["wheel"], m["v"] or m["w"] or m["b"] or m["o"], where, quoted, 40)
+            case.add_fact(KINDS["wheel"], m["v"] or m["w"] or m["b"] or _unpacked(m["o"]), where, quoted, 40)
         if m := _RUNTIME.search(text):
             case.add_fact(KINDS["runtime"], m["v"], where, quoted, 40)
         for m in _PATH.finditer(text):
