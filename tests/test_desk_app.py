@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -451,6 +452,40 @@ def test_the_command_refuses_to_start_open_on_the_network(tmp_path: Path) -> Non
                            f"sqlite:///{tmp_path / 'd.sqlite3'}"], capture_output=True, text=True, timeout=120,
                           check=False)
     assert done.returncode == 0 and (tmp_path / "d.sqlite3").is_file()
+
+
+def test_the_command_serves_until_ctrl_c_and_says_when_the_port_is_taken(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "triage", "desk", "--port", str(port), "--database",
+                               f"sqlite:///{tmp_path / 'd.sqlite3'}"], capture_output=True, text=True, timeout=120,
+                              check=False)
+        assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "HIP_TRIAGE_DESK_DATABASE": ""}
+    process = subprocess.Popen([sys.executable, "-m", "triage", "desk", "--port", str(port), "--workers", "1"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        desk = Desk(port, None, Settings())  # type: ignore[arg-type]
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
+                break
+            except OSError:
+                assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
+                time.sleep(0.2)
+        assert status == 201 and made["case"]["class"] == expected_class(SEED)
+        assert (tmp_path / "data" / "hip-triage" / "desk.sqlite3").is_file()  # the user's data folder
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            code = process.wait(60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert code == 0 and "Traceback" not in process.stderr.read()
 
 
 def test_token_access(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from pathlib import Path
 
 import typer
@@ -75,14 +76,21 @@ def register(app: typer.Typer) -> None:
         if migrate_only:
             typer.echo(f"triage: the case database {store.safe_url} is up to date", err=True)
             return
+        try:  # bound here, so that a port in use is one clear line
+            sock = socket.create_server((host.strip("[]"), port), backlog=2048,
+                                        family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+        except OSError as err:
+            store.close()
+            raise fail(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
         shown = f"[{host}]" if ":" in host else host
         typer.echo(f"hip-triage desk on http://{shown}:{port}/ (cases in {store.safe_url}; uploads up to "
                    f"{max_upload:g} MiB; API description at /api/openapi.json; Ctrl+C stops it)", err=True)
         try:
-            uvicorn.run(create_app(settings, store), host=host, port=port, log_level="warning",
-                        proxy_headers=bool(auth_header), server_header=False, limit_concurrency=512,
-                        timeout_keep_alive=5)
-        except OSError as err:
-            raise fail(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+            config = uvicorn.Config(create_app(settings, store), log_level="warning", proxy_headers=bool(auth_header),
+                                    server_header=False, limit_concurrency=512, timeout_keep_alive=5)
+            uvicorn.Server(config).run(sockets=[sock])
+        except KeyboardInterrupt:  # uvicorn stops gracefully, then raises the signal it caught again
+            pass
         finally:
+            sock.close()
             store.close()
