@@ -213,7 +213,8 @@ def test_api_refuses_nothing_and_unknown_cases_in_one_line(desk: Desk) -> None:
 def test_status_and_note_through_the_api(desk: Desk) -> None:
     status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
     status, changed = desk.json("PATCH", f"/api/v1/cases/{made['id']}",
-                                json.dumps({"status": "answered", "note": "LD_PRELOAD the system HIP (ticket QX-7731)"}).encode(),
+                                json.dumps({"status": "answered",
+                                            "note": "LD_PRELOAD the system HIP (ticket QX-7731)"}).encode(),
                                 {"Content-Type": "application/json"})
     assert status == 200 and (changed["case"]["status"], changed["case"]["note"]) == (
         "answered", "LD_PRELOAD the system HIP (ticket QX-7731)")
@@ -443,8 +444,8 @@ def test_other_addresses_need_a_token_or_a_proxy_header() -> None:
 
 def test_the_command_refuses_to_start_open_on_the_network(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "triage", "desk", "--host", "0.0.0.0", "--database",
-                           f"sqlite:///{tmp_path / 'd.sqlite3'}"], capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "HIP_TRIAGE_DESK_TOKEN": ""})
+                           f"sqlite:///{tmp_path / 'd.sqlite3'}"], capture_output=True, text=True, timeout=120,
+                          check=False, env={**os.environ, "HIP_TRIAGE_DESK_TOKEN": ""})
     assert done.returncode == 2
     assert "not a loopback address" in done.stderr and "--auth-header" in done.stderr
     assert "Traceback" not in done.stderr

@@ -236,8 +236,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             await run_in_threadpool(pool.close)
 
     app = FastAPI(title="hip-triage desk", version=__version__, openapi_url="/api/openapi.json", docs_url=None,
-                  redoc_url=None, lifespan=lifespan, description="Triage crash logs of AMD GPU software and keep every case. "
-                  "POST a log to /api/v1/cases; the answer is the JSON report (see `triage schema`) and the case URL.")
+                  redoc_url=None, lifespan=lifespan,
+                  description="Triage crash logs of AMD GPU software and keep every case. POST a log to "
+                  "/api/v1/cases; the answer is the JSON report (see `triage schema`) and the case URL.")
     app.state.store = store
     app.state.settings = settings
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(("html",)))
