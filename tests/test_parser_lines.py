@@ -59,3 +59,12 @@ def test_a_needle_made_after_a_scan_reads_the_same_artifact_anew() -> None:
     text = artifact("alpha\nbeta needle-made-late\n")
     assert Needles("alpha").lines(text) == [0]
     assert Needles("needle-made-late").lines(text) == [1]
+
+
+def test_status_codes_mark_a_program_line_however_wordy() -> None:
+    """absl/XLA/TensorFlow print their errors as a status code and a sentence: machine output, full weight."""
+    from triage.parsers.lines import is_prose
+
+    assert not is_prose("Actual status is not OK as the test wants: the result was NOT_FOUND: no ROCM devices found for it")
+    assert not is_prose("INTERNAL: the backend could not be initialised for the platform that was asked for")
+    assert is_prose("I think the problem is that the driver is not installed for my card at all")

@@ -50,6 +50,8 @@ _MACHINE_MARK = re.compile(
     r"|\brequires [^,\n]{1,80}, but you have "  # pip's dependency resolver
     r"|\bsegfault at \S+ ip \S+|\berror \d+ in \S+\.so"  # a kernel fault line, addresses elided or not
     r"|\bwhat\(\):|is not a recognized processor for this target"
+    r"|\b(?:NOT_FOUND|INTERNAL|INVALID_ARGUMENT|FAILED_PRECONDITION|UNIMPLEMENTED|RESOURCE_EXHAUSTED|UNAVAILABLE"
+    r"|UNKNOWN|ABORTED|OUT_OF_RANGE|PERMISSION_DENIED|DEADLINE_EXCEEDED):\s"  # absl / XLA / TensorFlow status codes
 )
 _LABEL = re.compile(r"^\W{0,4}(?:[A-Za-z][\w.()/-]*\s?){1,5}:\s")
 _PIP = re.compile(r"\brequires [^,\n]{1,80}, but you have ")  # pip's resolver addresses the user, as a program
