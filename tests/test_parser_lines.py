@@ -10,9 +10,13 @@ from triage.parsers.lines import HEAD_LINES, Needles, Walk
 
 
 def test_needles_give_each_line_once_in_order() -> None:
-    needles = Needles(r"#\d", "^Thread ", r"(?i:exception)")
+    """Exact needles give exactly their lines; others may give more (a literal's prefilter), never fewer."""
+    patterns = (r"#\d", "^Thread ", r"(?i:exception)")
     lines = ["#0 a", "plain", "x #1 b #2", "", "#3", "Thread 1 (x)", "the Thread 2", "EXCEPTION CODE", "exceptıon"]
-    assert needles.lines(artifact("\n".join(lines))) == [0, 2, 4, 5, 7, 8]
+    text = "\n".join(lines)
+    assert Needles(*patterns, exact=True).lines(artifact(text)) == [0, 2, 4, 5, 7, 8]
+    loose = Needles(*patterns).lines(artifact(text))
+    assert loose == sorted(set(loose)) and {0, 2, 4, 5, 7, 8} <= set(loose) and 1 not in loose
 
 
 def test_every_parser_reads_the_lines_of_the_artifact_it_is_given() -> None:
@@ -68,3 +72,16 @@ def test_status_codes_mark_a_program_line_however_wordy() -> None:
     assert not is_prose("Actual status is not OK as the test wants: the result was NOT_FOUND: no ROCM devices found for it")
     assert not is_prose("INTERNAL: the backend could not be initialised for the platform that was asked for")
     assert is_prose("I think the problem is that the driver is not installed for my card at all")
+
+
+def test_a_long_word_without_a_colon_is_read_in_linear_time() -> None:
+    """A line of one long word once took seconds (a label regex tried every split of the word); now the answer
+    is immediate, and a real label still marks a record."""
+    import regex
+
+    from triage.parsers.lines import _LABEL, is_sentence
+
+    # The old pattern, like the lint's check of signatures, runs out of a generous allowance here (minutes of
+    # backtracking on 200 characters); the current one answers at once.
+    assert regex.compile(_LABEL.pattern).match("a" * 200 + " b" * 3, timeout=10.0) is None
+    assert not is_sentence("GPU: my card is an AMD Radeon RX 6600 and I use it")

@@ -53,7 +53,9 @@ _MACHINE_MARK = re.compile(
     r"|\b(?:NOT_FOUND|INTERNAL|INVALID_ARGUMENT|FAILED_PRECONDITION|UNIMPLEMENTED|RESOURCE_EXHAUSTED|UNAVAILABLE"
     r"|UNKNOWN|ABORTED|OUT_OF_RANGE|PERMISSION_DENIED|DEADLINE_EXCEEDED):\s"  # absl / XLA / TensorFlow status codes
 )
-_LABEL = re.compile(r"^\W{0,4}(?:[A-Za-z][\w.()/-]*\s?){1,5}:\s")
+# A record's label of up to five words ("Marketing Name: "); one whitespace between words keeps it linear in the
+# line's length (a run of optional separators between greedy words would try every split of a long word).
+_LABEL = re.compile(r"^\W{0,4}[A-Za-z][\w.()/-]*(?:\s[A-Za-z][\w.()/-]*){0,4}\s?:\s")
 _PIP = re.compile(r"\brequires [^,\n]{1,80}, but you have ")  # pip's resolver addresses the user, as a program
 _ENV_LABEL = re.compile(r"(?i)\b(?:GPU|CPU|OS|ROCm|HIP|driver|kernel|version|arch|device|runtime|component|system"
                         r"|graphics|platform|python|torch|environment|env|distro|model|card|APU|name)\b")

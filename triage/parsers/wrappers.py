@@ -37,6 +37,9 @@ _SIMPLE = (
 # docker compose: "service-1  | ": taken only for a service name on several lines of the file.
 _COMPOSE = re.compile(r"(?P<service>[\w.-]{1,64}?)(?:[-_]\d{1,3})? *\| ")
 _COMPOSE_MIN_LINES = 2
+# Any line that may start with a prefix: most logs have none, and one search of the text says so.
+_ANY = re.compile(r"^(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| )",
+                  re.MULTILINE)
 _ROUNDS = 3  # a quoted journal line carries two prefixes, a quoted timestamped journal line three
 
 
@@ -73,7 +76,7 @@ def _services(lines: list[str]) -> frozenset[str]:
 def unwrap(artifact: Artifact) -> tuple[Artifact, int | None]:
     """The artifact as the programs printed it (the artifact itself when nothing was cut), and the
     index of the first line with a journald or syslog prefix (None when there is none)."""
-    if artifact.data is not None or not artifact.text:
+    if artifact.data is not None or not artifact.text or _ANY.search(artifact.text) is None:
         return artifact, None
     services = _services(artifact.lines)
     cuts = [_cut(line, services) for line in artifact.lines]
