@@ -27,6 +27,16 @@ def test_every_form_names_the_error(line: str, name: str) -> None:
     assert _errors(line) == [name]
 
 
+def test_an_error_given_only_by_number_is_marked_so() -> None:
+    def numbered(text: str) -> list[str]:
+        case = parse([Artifact(name="log.txt", text=text, size=len(text))])
+        return [f.value for f in case.facts.get("hip_error_number", [])]
+
+    assert numbered("ERROR: HIP call failed with status 209") == ["hipErrorNoBinaryForGpu"]
+    assert numbered("HIPError(code hipErrorNoBinaryForGpu, 209)") == []  # the name is there too
+    assert numbered('checkHipErrors() HIP API error = 0100 "no ROCm-capable device is detected"') == []  # and its text
+
+
 @pytest.mark.parametrize("line", [
     "HIP version 6.2.41133, error 0",  # no such error
     "hipMalloc of 2 GiB: 16 GiB free",  # a size, not a code

@@ -1,4 +1,5 @@
-"""HIP error codes, by name or by number: the fact ``hip_error`` (a ``hipError_t`` name).
+"""HIP error codes, by name or by number: the fact ``hip_error`` (a ``hipError_t`` name), and
+``hip_error_number`` for an error a line gives only as a number.
 
 Real forms::
 
@@ -45,9 +46,14 @@ def parse(artifact: Artifact, case: Case) -> None:
         where = Where(artifact.name, index + 1)
         if case.kind_of(where) is None and is_sentence(text):
             continue  # a user's sentence about an error is not the error (facts come from machine output)
-        names = [f"hipError{m['name']}" for m in _NAME.finditer(text)]
-        names += [_BY_TEXT[m["text"].lower()] for m in _TEXT.finditer(text)]
-        names += [HIP_ERRORS[int(m["n"])] for m in _NUMBER.finditer(text) if int(m["n"]) in HIP_ERRORS]
-        for name in dict.fromkeys(names):
+        named = [f"hipError{m['name']}" for m in _NAME.finditer(text)]
+        named += [_BY_TEXT[m["text"].lower()] for m in _TEXT.finditer(text)]
+        numbered = [HIP_ERRORS[int(m["n"])] for m in _NUMBER.finditer(text) if int(m["n"]) in HIP_ERRORS]
+        for name in dict.fromkeys(named + numbered):
             if name != "hipErrorSuccess":
                 case.add_fact("hip_error", name, where, text.strip(), 40)
+        lowered = text.lower()
+        worded = set(named) | {name for words, name in _BY_TEXT.items() if words in lowered}
+        for name in dict.fromkeys(numbered):
+            if name not in worded:  # only the number says it: what patterns of its name or text cannot see
+                case.add_fact("hip_error_number", name, where, text.strip(), 40)
