@@ -178,6 +178,17 @@ def test_zluda_is_an_amd_gpu_although_its_lines_name_nvcuda() -> None:
     assert facts(text)["gpu_vendor"] == "amd"
 
 
+def test_under_zluda_cuda_switches_are_no_nvidia_vote() -> None:
+    text = ("Using ZLUDA in C:\\ComfyUI-Zluda\\.zluda\n"
+            "RuntimeError: CUDA error: out of memory\n"
+            "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+            "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+            "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+    assert facts(text)["gpu_vendor"] == "amd"
+    # NVIDIA devices named in the same log still count (a ZLUDA folder on an NVIDIA machine)
+    assert facts(text + "GPU 0: NVIDIA GeForce RTX 3060\nGPU 1: NVIDIA GeForce RTX 3090\n")["gpu_vendor"] == "nvidia"
+
+
 def test_kernel_version_from_the_dmesg_banner() -> None:
     line = "[    0.000000] Linux version 5.15.0-133-generic (buildd@lcy02-amd64-001) (gcc 11.4.0) #143-Ubuntu SMP\n"
     assert facts(line)["kernel"] == "5.15.0-133-generic"

@@ -74,6 +74,13 @@ def test_status_codes_mark_a_program_line_however_wordy() -> None:
     assert is_prose("I think the problem is that the driver is not installed for my card at all")
 
 
+def test_loader_and_bracketed_level_lines_are_a_programs() -> None:
+    from triage.parsers.lines import is_prose
+
+    assert not is_prose("[ERROR] the plugin could not be loaded: libhipfile.so.0: cannot open shared object file: No such file")
+    assert not is_prose("hiprtcCompileProgram is missing from the HIPRTC shared library that was found on this system.")
+
+
 def test_a_long_word_without_a_colon_is_read_in_linear_time() -> None:
     """A line of one long word once took seconds (a label regex tried every split of the word); now the answer
     is immediate, and a real label still marks a record."""

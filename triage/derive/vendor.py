@@ -1,12 +1,18 @@
 """Whose GPU stack the case is about: AMD's or NVIDIA's, by the weight of the lines that say so.
 
 A gfx architecture or an AMD product name is strong evidence on its own; so is an NVIDIA
-device name. CUDA wording is no evidence (HIP backends print it on AMD GPUs).
+device name. CUDA wording is no evidence (HIP backends print it on AMD GPUs). Under ZLUDA a CUDA
+program runs on an AMD GPU, so there NVIDIA's files and switches (nvcuda.dll, CUDA_LAUNCH_BLOCKING)
+are no vote either: only an NVIDIA device's name is.
 """
 
 from __future__ import annotations
 
+import re
+
 from triage.model import Case
+
+_NVIDIA_DEVICE = re.compile(r"\bNVIDIA (?:GeForce|RTX|Quadro|Tesla|A\d|H\d|L\d)|\bGeForce\b|\bQuadro\b|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b")
 
 # A vendor wins when its votes are at least this many times the other's.
 MARGIN = 2
@@ -15,7 +21,10 @@ MARGIN = 2
 def derive(case: Case) -> None:
     votes = {"amd": 0, "nvidia": 0}
     best = {}
+    zluda = case.fact("zluda") is not None
     for fact in case.facts.get("vendor_vote", []):
+        if zluda and fact.value == "nvidia" and not _NVIDIA_DEVICE.search(fact.text):
+            continue
         votes[fact.value] += fact.score
         if fact.value not in best or fact.score > best[fact.value].score:
             best[fact.value] = fact

@@ -52,6 +52,8 @@ _MACHINE_MARK = re.compile(
     r"|\bwhat\(\):|is not a recognized processor for this target"
     r"|\b(?:NOT_FOUND|INTERNAL|INVALID_ARGUMENT|FAILED_PRECONDITION|UNIMPLEMENTED|RESOURCE_EXHAUSTED|UNAVAILABLE"
     r"|UNKNOWN|ABORTED|OUT_OF_RANGE|PERMISSION_DENIED|DEADLINE_EXCEEDED):\s"  # absl / XLA / TensorFlow status codes
+    r"|cannot open shared object file|\bis missing from [^\n]{1,40}\bshared library"  # the dynamic loader, hashcat
+    r"|^\W{0,3}\[(?:ERROR|WARN(?:ING)?|INFO|DEBUG|FATAL|CRITICAL)\]"  # a program's bracketed log level
 )
 # A record's label of up to five words ("Marketing Name: "); one whitespace between words keeps it linear in the
 # line's length (a run of optional separators between greedy words would try every split of a long word).

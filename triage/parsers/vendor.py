@@ -40,6 +40,8 @@ def parse(artifact: Artifact, case: Case) -> None:
         if case.kind_of(where) is None and is_sentence(text):
             continue
         zluda = _ZLUDA.search(text) is not None
+        if zluda:
+            case.add_fact("zluda", "yes", where, text.strip(), 30)
         amd = STRONG if zluda or _AMD_STRONG.search(text) else WEAK if _AMD_WEAK.search(text) else 0
         nvidia = STRONG if _NVIDIA_STRONG.search(text) and not zluda else 0
         if amd and not nvidia:
