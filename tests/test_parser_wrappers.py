@@ -56,6 +56,8 @@ def test_wrapped_case_reads_as_bare(name: str, wrapper: str, tmp_path: Path) -> 
     assert bare.top.klass != "unknown"
     assert (wrapped.top.klass, wrapped.top.id) == (bare.top.klass, bare.top.id)
     assert [e.line for e in wrapped.top.evidence] == [e.line for e in bare.top.evidence]
+    for shown, plain in zip(wrapped.top.evidence, bare.top.evidence):  # quoted as sent, prefix and all
+        assert shown.text.endswith(plain.text) and len(shown.text) > len(plain.text)
 
 
 def _artifact(text: str) -> Artifact:

@@ -21,6 +21,7 @@ class Artifact:
     size: int
     lines: list[str] = field(default_factory=list)
     data: bytes | None = field(default=None, repr=False)  # the raw bytes of a binary file (minidump, core, ELF)
+    given: list[str] | None = field(default=None, repr=False)  # the lines as given, when parsers read them past prefixes
 
     def __post_init__(self) -> None:
         if not self.lines and self.text:

@@ -43,6 +43,7 @@ class Lines:
     def __init__(self, case: Case, prefilters: Prefilters) -> None:
         self.case = case
         self.by_name = {artifact.name: artifact.lines for artifact in case.artifacts}
+        self.given = {artifact.name: artifact.given or artifact.lines for artifact in case.artifacts}  # what evidence quotes
         self._prefilters = prefilters
         # per group, when first asked: pattern -> (artifact, line index) of each candidate line, in input order
         self._candidates: list[dict[int, list[tuple[Artifact, int]]] | None] = [None] * len(prefilters.groups)
@@ -99,7 +100,10 @@ class Lines:
         return lines[where.line - 1] if 0 < where.line <= len(lines) else ""
 
     def evidence(self, where: Where, condition: str) -> Evidence:
-        return Evidence(where.artifact, where.line, self.line(where).strip(), condition)
+        """The line quoted as the user sent it (a collector's prefix included)."""
+        lines = self.given.get(where.artifact, [])
+        text = lines[where.line - 1] if 0 < where.line <= len(lines) else ""
+        return Evidence(where.artifact, where.line, text.strip(), condition)
 
 
 def evaluate(cond: Condition, case: Case, lines: Lines) -> Hit | None:

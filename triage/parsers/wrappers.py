@@ -8,8 +8,9 @@ stack line, an ``ls -l`` row) are the same, and parsers and signatures that read
 its first character must see them as the program printed them.
 
 ``unwrap`` returns the artifact with those prefixes removed (line numbers unchanged: only the
-start of a line is cut, lines are never joined or dropped), or the artifact itself when no line
-carries one, and the first line that carried a journald or syslog prefix: the prefix itself says
+start of a line is cut, lines are never joined or dropped; the lines as given stay with it, and
+evidence is quoted from them, as the user sent it), or the artifact itself when no line carries
+one, and the first line that carried a journald or syslog prefix: the prefix itself says
 the system is Linux, which parse() keeps as a fact. Kernel lines keep their prefix: the kernel-log parsers read journald's and syslog's
 forms themselves. The timestamps parser reads the original text (the prefix often is the clock).
 """
@@ -85,4 +86,4 @@ def unwrap(artifact: Artifact) -> tuple[Artifact, int | None]:
         return artifact, journal
     lines = [line[n:] for line, (n, _) in zip(artifact.lines, cuts)]
     text = "\n".join(lines) + ("\n" if artifact.text.endswith("\n") else "")
-    return Artifact(name=artifact.name, text=text, size=artifact.size, lines=lines), journal
+    return Artifact(name=artifact.name, text=text, size=artifact.size, lines=lines, given=artifact.lines), journal
