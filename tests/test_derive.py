@@ -233,6 +233,10 @@ def test_gcn_1_to_3_are_in_the_table() -> None:
     ("ModLoad: 00007ff8`12340000 00007ff8`1abc0000   C:\\WINDOWS\\SYSTEM32\\amdhip64_6.dll\n"
      "'sd.exe' (Win32): Loaded 'C:\\Tools\\sd\\amdhip64_6.dll'. Symbols loaded.\n",
      ["C:\\WINDOWS\\SYSTEM32", "C:\\Tools\\sd"]),
+    # /proc/PID/maps of the running process: two copies mapped
+    ("7f3a1c200000-7f3a1c400000 r-xp 00000000 08:02 1234567  /opt/rocm-6.4.1/lib/libamdhip64.so.6.4.60401\n"
+     "7f3b00000000-7f3b00200000 r-xp 00000000 08:02 7654321  /home/u/venv/lib/python3.12/site-packages/torch/lib/libamdhip64.so\n",
+     ["/opt/rocm-6.4.1/lib", "/home/u/venv/lib/python3.12/site-packages/torch/lib"]),
     # a listing of copies on disk is no load
     ("$ find / -name 'libamdhip64.so*'\n/opt/rocm/lib/libamdhip64.so.6\n/home/u/venv/lib/python3.11/site-packages/torch/lib/libamdhip64.so\n", []),
 ])

@@ -125,7 +125,9 @@ def _versions(text: str, where: Where, case: Case) -> None:
                 case.add_fact(f"{m['what'].lower()}_version{suffix}", m["v"], where, text.strip(), 50)
     if ("amdhip64" in text and case.kind_of(where) not in ("frame", "amdlog")
             and (m := _HIP_RUNTIME_PATH.search(text))):
-        if re.search(r"HIP (?:runtime|library)|loaded|using|ModLoad:", text, re.I):
+        # a line that says the runtime was loaded or used, a debugger's module load, a /proc/PID/maps mapping
+        if re.search(r"HIP (?:runtime|library)|loaded|using|ModLoad:|^\s*[0-9a-f]{8,16}-[0-9a-f]{8,16} [r-][w-][x-][ps-] ",
+                     text, re.I):
             case.add_fact("hip_library_path", m["p"], where, text.strip(), 50)
 
 
