@@ -189,6 +189,17 @@ def test_under_zluda_cuda_switches_are_no_nvidia_vote() -> None:
     assert facts(text + "GPU 0: NVIDIA GeForce RTX 3060\nGPU 1: NVIDIA GeForce RTX 3090\n")["gpu_vendor"] == "nvidia"
 
 
+@pytest.mark.parametrize("line, vendor", [
+    ("device: rx580 8GB, CUDA error: out of memory", "amd"),
+    ("03:00.0 VGA compatible controller [0300]: Advanced Micro Devices, Inc. [AMD/ATI] Navi 23 [1002:73ff] (rev c7)", "amd"),
+    ("vfio-pci 0000:0b:00.0: not ready 65535ms after bus reset; giving up [1002:744c]", "amd"),
+    ("01:00.0 VGA compatible controller [0300]: NVIDIA Corporation GA104 [10de:2484] (rev a1)", "nvidia"),
+    ("GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-1234)", "nvidia"),
+])
+def test_model_numbers_and_pci_ids_name_the_vendor(line: str, vendor: str) -> None:
+    assert facts(line + "\n")["gpu_vendor"] == vendor
+
+
 def test_kernel_version_from_the_dmesg_banner() -> None:
     line = "[    0.000000] Linux version 5.15.0-133-generic (buildd@lcy02-amd64-001) (gcc 11.4.0) #143-Ubuntu SMP\n"
     assert facts(line)["kernel"] == "5.15.0-133-generic"
