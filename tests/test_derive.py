@@ -200,6 +200,13 @@ def test_model_numbers_and_pci_ids_name_the_vendor(line: str, vendor: str) -> No
     assert facts(line + "\n")["gpu_vendor"] == vendor
 
 
+def test_a_missing_cuda_library_is_no_nvidia_vote() -> None:
+    text = ("OSError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+            "OSError: libhipfft.so.0: cannot open shared object file: No such file or directory\n")
+    assert facts(text).get("gpu_vendor") != "nvidia"
+    assert facts("libcuda.so.1 => /usr/lib/x86_64-linux-gnu/libcuda.so.1 (0x00007f0000000000)\n")["gpu_vendor"] == "nvidia"
+
+
 def test_kernel_version_from_the_dmesg_banner() -> None:
     line = "[    0.000000] Linux version 5.15.0-133-generic (buildd@lcy02-amd64-001) (gcc 11.4.0) #143-Ubuntu SMP\n"
     assert facts(line)["kernel"] == "5.15.0-133-generic"

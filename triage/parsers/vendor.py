@@ -29,6 +29,11 @@ _NVIDIA_STRONG = re.compile(
     # PyTorch's error epilogue names the debug switches of the build it came from
     r"|CUDA_LAUNCH_BLOCKING=1|TORCH_USE_CUDA_DSA")
 
+# A CUDA library that could not be found is no sign of an NVIDIA GPU (AMD machines miss libcuda.so.1 all the time);
+# only an NVIDIA device's name on such a line still counts.
+_MISSING = re.compile(r"cannot open shared object file|No such file|not found|could not be (?:found|loaded|located)"
+                      r"|(?:cannot|failed to|unable to|could not) (?:be )?(?:load|open|find)", re.IGNORECASE)
+_NVIDIA_DEVICE = re.compile(r"\bNVIDIA\b(?! Corporation\b)|\bGeForce\b|\bQuadro\b|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b")
 _NEEDLES = Needles(_AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG, _ZLUDA)
 STRONG, WEAK = 3, 1
 
@@ -46,6 +51,8 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.add_fact("zluda", "yes", where, text.strip(), 30)
         amd = STRONG if zluda or _AMD_STRONG.search(text) else WEAK if _AMD_WEAK.search(text) else 0
         nvidia = STRONG if _NVIDIA_STRONG.search(text) and not zluda else 0
+        if nvidia and _MISSING.search(text) and not _NVIDIA_DEVICE.search(text):
+            nvidia = 0
         if amd and not nvidia:
             case.add_fact("vendor_vote", "amd", where, text.strip(), amd)
         elif nvidia and not amd:
