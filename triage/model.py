@@ -21,7 +21,8 @@ class Artifact:
     size: int
     lines: list[str] = field(default_factory=list)
     data: bytes | None = field(default=None, repr=False)  # the raw bytes of a binary file (minidump, core, ELF)
-    given: list[str] | None = field(default=None, repr=False)  # the lines as given, when parsers read them past prefixes
+    # the lines as given, when parsers read them past collectors' prefixes (parsers/wrappers.py)
+    given: list[str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.lines and self.text:
@@ -235,6 +236,13 @@ class Case:
     def kind_of(self, where: Where) -> str | None:
         """The kind of machine output a parser claimed the line to be, if any."""
         return self.claims.get(where.artifact, {}).get(where.line)
+
+    def line(self, where: Where) -> str:
+        """The text of a line as the parsers read it ("" for a line the case does not have)."""
+        for artifact in self.artifacts:
+            if artifact.name == where.artifact:
+                return artifact.lines[where.line - 1] if 0 < where.line <= len(artifact.lines) else ""
+        return ""
 
 
 @dataclass

@@ -38,13 +38,6 @@ def _folder(path: str) -> tuple[str, str] | None:
     return folder, key.rstrip("/")
 
 
-def _line(case: Case, where: Where) -> str:
-    for artifact in case.artifacts:
-        if artifact.name == where.artifact and 0 < where.line <= len(artifact.lines):
-            return artifact.lines[where.line - 1].strip()
-    return ""
-
-
 def derive(case: Case) -> None:
     found: list[tuple[str, Where, str]] = []
     for stack in case.stacks:
@@ -53,7 +46,7 @@ def derive(case: Case) -> None:
                 found.append((frame.module, frame.where, frame.text))
     fault = case.fault
     if fault is not None and fault.module and _RUNTIME.search(fault.module):
-        found.append((fault.module, fault.where, _line(case, fault.where)))
+        found.append((fault.module, fault.where, case.line(fault.where).strip()))
     for fact in case.facts.get("ldd_gpu_library", []):
         if m := _LDD_PATH.search(fact.text):
             found.append((m["p"], fact.where, fact.text))

@@ -43,7 +43,8 @@ class Lines:
     def __init__(self, case: Case, prefilters: Prefilters) -> None:
         self.case = case
         self.by_name = {artifact.name: artifact.lines for artifact in case.artifacts}
-        self.given = {artifact.name: artifact.given or artifact.lines for artifact in case.artifacts}  # what evidence quotes
+        # what evidence quotes: the lines as the user sent them
+        self.given = {artifact.name: artifact.given or artifact.lines for artifact in case.artifacts}
         self._prefilters = prefilters
         # per group, when first asked: pattern -> (artifact, line index) of each candidate line, in input order
         self._candidates: list[dict[int, list[tuple[Artifact, int]]] | None] = [None] * len(prefilters.groups)
@@ -96,14 +97,17 @@ class Lines:
         return 1.0 if self.case.kind_of(where) or not is_prose(text) else PROSE_FACTOR
 
     def line(self, where: Where) -> str:
-        lines = self.by_name.get(where.artifact, [])
-        return lines[where.line - 1] if 0 < where.line <= len(lines) else ""
+        return _nth(self.by_name.get(where.artifact, []), where.line)
 
     def evidence(self, where: Where, condition: str) -> Evidence:
         """The line quoted as the user sent it (a collector's prefix included)."""
-        lines = self.given.get(where.artifact, [])
-        text = lines[where.line - 1] if 0 < where.line <= len(lines) else ""
+        text = _nth(self.given.get(where.artifact, []), where.line)
         return Evidence(where.artifact, where.line, text.strip(), condition)
+
+
+def _nth(lines: Sequence[str], number: int) -> str:
+    """Line ``number`` (1-based), or "" for one the text does not have."""
+    return lines[number - 1] if 0 < number <= len(lines) else ""
 
 
 def evaluate(cond: Condition, case: Case, lines: Lines) -> Hit | None:

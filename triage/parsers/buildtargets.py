@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 
-from triage.model import Artifact, Case, Where
-from triage.parsers.lines import Needles, is_sentence, readable
+from triage.model import Artifact, Case
+from triage.parsers.lines import Needles
 
 _TARGET = re.compile(r"\bgfx(?:[0-9]{3,4}|9[0-9][a-f]|\d+(?:-\d+)?-generic)(?::[a-z]+[+-])*")
 _PY_LIST = re.compile(r"\[\s*'gfx[^\]]*\]")
@@ -34,13 +34,7 @@ _NEEDLES = Needles(_PY_LIST, _VARIABLE, _FLAG, _SUPPORTED, _BUNDLE_ENTRY, _BUILT
 
 
 def parse(artifact: Artifact, case: Case) -> None:
-    for index in _NEEDLES.lines(artifact):
-        text = artifact.lines[index]
-        if not readable(text):
-            continue
-        where = Where(artifact.name, index + 1)
-        if case.kind_of(where) is None and is_sentence(text):
-            continue
+    for where, text in _NEEDLES.machine_lines(artifact, case):
         spans = [m.group(0) for m in _PY_LIST.finditer(text)]
         spans += [m["v"] for pattern in (_VARIABLE, _FLAG, _SUPPORTED, _BUILT_FOR) for m in pattern.finditer(text)]
         spans += [m["v"] or m["w"] for m in _BUNDLE_ENTRY.finditer(text)]

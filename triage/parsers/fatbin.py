@@ -80,7 +80,7 @@ def _component(case: Case, arch: str | None) -> None:
     result = check(folder, arch, hip or "")
     if not result.bundles_runtime:
         return
-    text = case.artifacts[[a.name for a in case.artifacts].index(where.artifact)].lines[where.line - 1].strip()
+    text = case.line(where).strip()
     case.add_fact("component_check", result.summary, where, text, 50)
     if any(lib.kind == "HIP" for lib in result.libraries):
         case.add_fact("device_libs_bundled", result.device_libs, where, text, 50)

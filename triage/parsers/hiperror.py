@@ -20,32 +20,28 @@ from __future__ import annotations
 
 import re
 
-from triage.model import Artifact, Case, Where
+from triage.model import Artifact, Case
 from triage.parsers.codes import HIP_ERROR_TEXTS, HIP_ERRORS
-from triage.parsers.lines import Needles, is_sentence, readable
+from triage.parsers.lines import Needles
 
 _NAME = re.compile(r"\bhipError(?!_t\b)(?P<name>[A-Z]\w{2,40})\b")
 # "<HIP word> ... error|code|status|returned|failed with N" within one clause of the line.
+_HIP_WORD = r"(?:\bhip[A-Z]\w{2,40}\b|\bHIP\b|\bROCm\b|\bhip\b)"  # a HIP call, or HIP / ROCm named
 _NUMBER = re.compile(
-    r"(?:\bhip[A-Z]\w{2,40}\b|\bHIP\b|\bROCm\b|\bhip\b)[^\n;]{0,60}?"
-    r"\b(?:error(?:\s+code)?|err|code|status|returned|result|failed\s+with(?:\s+error)?)\s*[:=#]?\s*\(?(?P<n>\d{1,4})\b(?![.\d]|\s*(?:MiB|GiB|MB|GB|bytes|%|s\b|ms\b))"
+    _HIP_WORD + r"[^\n;]{0,60}?\b(?:error(?:\s+code)?|err|code|status|returned|result|failed\s+with(?:\s+error)?)"
+    r"\s*[:=#]?\s*\(?(?P<n>\d{1,4})\b(?![.\d]|\s*(?:MiB|GiB|MB|GB|bytes|%|s\b|ms\b))"
 )
 # "HIP error: invalid device function", "hipMalloc failed: out of memory", "ROCm error: ..."
-_TEXT = re.compile(r"(?:\bhip[A-Z]\w{2,40}\b|\bHIP\b|\bROCm\b)[^\n]{0,40}?\b(?:error|failed)\b[^\n:]{0,20}:\s*(?P<text>"
-                   + "|".join(re.escape(t) for t in sorted(HIP_ERROR_TEXTS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+_TEXT = re.compile(_HIP_WORD + r"[^\n]{0,40}?\b(?:error|failed)\b[^\n:]{0,20}:\s*(?P<text>"
+                   + "|".join(re.escape(t) for t in sorted(HIP_ERROR_TEXTS, key=len, reverse=True)) + r")\b",
+                   re.IGNORECASE)
 _BY_TEXT = {t.lower(): name for t, name in HIP_ERROR_TEXTS.items()}
 # The parser's own patterns choose its lines (a HIP word alone is on most lines of a HIP log).
 _NEEDLES = Needles(_NAME, _NUMBER, _TEXT)
 
 
 def parse(artifact: Artifact, case: Case) -> None:
-    for index in _NEEDLES.lines(artifact):
-        text = artifact.lines[index]
-        if not readable(text):
-            continue
-        where = Where(artifact.name, index + 1)
-        if case.kind_of(where) is None and is_sentence(text):
-            continue  # a user's sentence about an error is not the error (facts come from machine output)
+    for where, text in _NEEDLES.machine_lines(artifact, case):  # a user's sentence about an error is not the error
         named = [f"hipError{m['name']}" for m in _NAME.finditer(text)]
         named += [_BY_TEXT[m["text"].lower()] for m in _TEXT.finditer(text)]
         numbered = [HIP_ERRORS[int(m["n"])] for m in _NUMBER.finditer(text) if int(m["n"]) in HIP_ERRORS]

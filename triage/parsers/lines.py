@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator
 
 from triage import deadline
-from triage.model import Artifact
+from triage.model import Artifact, Case, Where
 from triage.resources import cache_dir, read_cached, write_cached
 from triage.scan.scanner import LineScanner, build_key
 
@@ -121,6 +121,17 @@ class Needles:
         if len(self.slots) == 1:
             return found[self.slots[0]]
         return sorted(set().union(*(found[slot] for slot in self.slots)))
+
+    def machine_lines(self, artifact: Artifact, case: Case) -> Iterator[tuple[Where, str]]:
+        """The needles' lines a parser of facts reads: short enough to be a record, and not a user's sentence
+        (a line another parser claimed as machine output is read whatever its words)."""
+        for index in self.lines(artifact):
+            text = artifact.lines[index]
+            if not readable(text):
+                continue
+            where = Where(artifact.name, index + 1)
+            if case.kind_of(where) is not None or not is_sentence(text):
+                yield where, text
 
 
 HEAD_LINES = 200

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from triage.model import Artifact, Case, Where
-from triage.parsers.lines import Needles, is_sentence, readable
+from triage.model import Artifact, Case
+from triage.parsers.lines import Needles
 
 _AMD_STRONG = re.compile(
     r"\bgfx\d{3,4}\b|\bgfx9\d[ac]\b|\bRadeon\b|\bInstinct\b|libamdhip64|amdhip64|\bROCm\b|/opt/rocm|\bhipError\w+"
@@ -39,13 +39,7 @@ STRONG, WEAK = 3, 1
 
 
 def parse(artifact: Artifact, case: Case) -> None:
-    for index in _NEEDLES.lines(artifact):
-        text = artifact.lines[index]
-        if not readable(text):
-            continue
-        where = Where(artifact.name, index + 1)
-        if case.kind_of(where) is None and is_sentence(text):
-            continue
+    for where, text in _NEEDLES.machine_lines(artifact, case):
         zluda = _ZLUDA.search(text) is not None
         if zluda:
             case.add_fact("zluda", "yes", where, text.strip(), 30)
