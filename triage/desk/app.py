@@ -276,6 +276,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         text = given.strip() if isinstance(given, str) else ""
         return text or ("local" if settings.loopback else "token holder")
 
+    def stale_form() -> Response:
+        return _refuse(403, "The form has expired or did not come from this desk; reload the page and send it again.")
+
     async def read_form(request: Request) -> Any:
         return await request.form(max_files=1, max_fields=20, max_part_size=settings.max_upload)
 
@@ -343,8 +346,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     async def new_case(request: Request) -> Response:
         form = await read_form(request)
         if not csrf_ok(request, form):
-            return _refuse(403, "The form has expired or did not come from this desk; reload the page and send it "
-                           "again.")
+            return stale_form()
         got = await file_upload(form)
         if got is None:
             return page(request, "index.html", 400, text="", error="Paste a log or choose a file first.",
@@ -382,8 +384,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     async def case_update(request: Request, case_id: int) -> Response:
         form = await read_form(request)
         if not csrf_ok(request, form):
-            return _refuse(403, "The form has expired or did not come from this desk; reload the page and send it "
-                           "again.")
+            return stale_form()
         status, note = form.get("status"), form.get("note")
         if status not in intake.STATUSES or not isinstance(note, str):
             return _refuse(400, f"Status must be one of {', '.join(intake.STATUSES)}; reload the case and try again.")
@@ -433,8 +434,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     async def retriage_form(request: Request) -> Response:
         form = await read_form(request)
         if not csrf_ok(request, form):
-            return _refuse(403, "The form has expired or did not come from this desk; reload the page and send it "
-                           "again.")
+            return stale_form()
         done, changed, failed = await run_in_threadpool(run_retriage)
         return page(request, "retriage.html", done=done, changed=changed, failed=failed,
                     changes=store.recent_changes())
