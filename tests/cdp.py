@@ -39,8 +39,8 @@ def available() -> str | None:
 class Browser:
     """One headless Chromium process driven over the DevTools pipe."""
 
-    def __init__(self, timeout: float = 30.0) -> None:
-        self.timeout = timeout
+    def __init__(self, timeout: float = 30.0, startup: float = 180.0) -> None:
+        self.timeout, self.startup = timeout, startup
         self.profile = tempfile.mkdtemp(prefix="triage-chromium-")
         to_chrome_r, self._to_chrome = os.pipe()
         self._from_chrome, from_chrome_w = os.pipe()
@@ -102,16 +102,18 @@ class Browser:
                 raise CDPError(f"{method}: Chromium is not running ({err})") from None
         return ident
 
-    def send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
+    def send(self, method: str, params: dict | None = None, session: str | None = None,
+             timeout: float | None = None) -> dict:
         """Run one command and return its result (raises CDPError on an error reply)."""
         ident = self._post(method, params, session)
-        deadline = time.monotonic() + self.timeout
+        timeout = timeout or self.timeout
+        deadline = time.monotonic() + timeout
         with self._changed:
             while ident not in self._replies:
                 if -1 in self._replies:
                     raise CDPError(f"{method}: {self._replies[-1]['error']['message']}")
                 if not self._changed.wait(max(0.0, deadline - time.monotonic())):
-                    raise CDPError(f"{method}: no reply in {self.timeout} s")
+                    raise CDPError(f"{method}: no reply in {timeout} s")
             reply = self._replies.pop(ident)
         if "error" in reply:
             raise CDPError(f"{method}: {reply['error'].get('message')}")
@@ -133,7 +135,9 @@ class Browser:
                     raise CDPError("timed out waiting for an event")
 
     def page(self, width: int = 1280, height: int = 900) -> "Page":
-        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        # A tab starts a renderer: the first one on a fresh machine also builds the font cache and
+        # can take a minute on a busy CI runner, so creating a tab gets the start-up allowance.
+        target = self.send("Target.createTarget", {"url": "about:blank"}, timeout=self.startup)["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         return Page(self, target, session, width, height)
 
