@@ -16,7 +16,7 @@ right, fitted on the labelled real cases.
 
 from __future__ import annotations
 
-import hashlib
+import functools
 
 import regex
 from jinja2 import FileSystemBytecodeCache, FunctionLoader, Undefined, pass_eval_context
@@ -43,21 +43,20 @@ class _Placeholder(Undefined):
         return f"<{self._undefined_name}>"
 
 
-_SOURCES: dict[str, str] = {}
-
-
+@functools.cache
 def _environment() -> SandboxedEnvironment:
-    """Signature texts are templates named by their hash, so compiled ones are cached on disk across runs."""
+    """The one sandbox signature texts render in, made on first use. A template's name is its text, so the
+    loader needs no table of sources and compiled templates are cached on disk across runs (by a digest
+    of the name); the environment keeps no other state than Jinja's bounded cache of loaded templates."""
     folder = cache_dir("templates")
-    return SandboxedEnvironment(
+    env = SandboxedEnvironment(
         undefined=_Placeholder,
         autoescape=False,
-        loader=FunctionLoader(lambda name: (_SOURCES[name], None, lambda: True)),
+        loader=FunctionLoader(lambda name: (name, None, lambda: True)),
         bytecode_cache=FileSystemBytecodeCache(str(folder)) if folder else None,
     )
-
-
-_ENV = _environment()
+    env.filters["join"] = _join
+    return env
 
 
 def render(text: str, context: dict, prose: bool = True) -> str:
@@ -68,9 +67,7 @@ def render(text: str, context: dict, prose: bool = True) -> str:
     """
     source = text
     if "{" in text:
-        name = hashlib.sha1(text.encode()).hexdigest()
-        _SOURCES[name] = text
-        text = _ENV.get_template(name).render(context if prose else _from_case(context))
+        text = _environment().get_template(text).render(context if prose else _from_case(context))
     if prose:
         paragraphs = regex.split(r"\n\s*\n", text.strip())
         text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
@@ -168,8 +165,6 @@ def _join(eval_ctx, value, d: str = "", attribute=None):
     """Jinja's ``join``, keeping the marks of the case's values it joins."""
     return do_join(eval_ctx, [str(v) if isinstance(v, _FromCase) else v for v in value], d, attribute)
 
-
-_ENV.filters["join"] = _join
 
 
 def _sh(value: str) -> str:
