@@ -205,6 +205,17 @@ def test_a_missing_cuda_library_is_no_nvidia_vote() -> None:
             "OSError: libhipfft.so.0: cannot open shared object file: No such file or directory\n")
     assert facts(text).get("gpu_vendor") != "nvidia"
     assert facts("libcuda.so.1 => /usr/lib/x86_64-linux-gnu/libcuda.so.1 (0x00007f0000000000)\n")["gpu_vendor"] == "nvidia"
+    # the word NVIDIA on a missing-library line names no device; a device's name does
+    assert facts("Could not load the NVIDIA driver library libnvidia-ml.so.1: not found\n").get("gpu_vendor") != "nvidia"
+    assert facts("libcudart.so.12 not found on NVIDIA A100-SXM4-80GB\n")["gpu_vendor"] == "nvidia"
+
+
+@pytest.mark.parametrize("device", ["NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA TITAN RTX", "Tesla V100-SXM2-16GB",
+                                    "NVIDIA L40S", "Quadro RTX 6000"])
+def test_an_nvidia_device_counts_under_zluda_and_on_missing_library_lines(device: str) -> None:
+    zluda = "Using ZLUDA in C:\\ComfyUI-Zluda\\.zluda\nRuntimeError: CUDA error: out of memory\n"
+    assert facts(zluda + f"GPU 0: {device}\nGPU 1: {device}\nGPU 2: {device}\n")["gpu_vendor"] == "nvidia"
+    assert facts(f"libcuda.so.1: cannot open shared object file ({device})\n")["gpu_vendor"] == "nvidia"
 
 
 def test_kernel_version_from_the_dmesg_banner() -> None:

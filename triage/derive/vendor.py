@@ -8,11 +8,8 @@ are no vote either: only an NVIDIA device's name is.
 
 from __future__ import annotations
 
-import re
-
 from triage.model import Case
-
-_NVIDIA_DEVICE = re.compile(r"\bNVIDIA (?:GeForce|RTX|Quadro|Tesla|A\d|H\d|L\d)|\bGeForce\b|\bQuadro\b|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b")
+from triage.parsers.vendor import NVIDIA_DEVICE
 
 # A vendor wins when its votes are at least this many times the other's.
 MARGIN = 2
@@ -23,7 +20,7 @@ def derive(case: Case) -> None:
     best = {}
     zluda = case.fact("zluda") is not None
     for fact in case.facts.get("vendor_vote", []):
-        if zluda and fact.value == "nvidia" and not _NVIDIA_DEVICE.search(fact.text):
+        if zluda and fact.value == "nvidia" and not NVIDIA_DEVICE.search(fact.text):
             continue
         votes[fact.value] += fact.score
         if fact.value not in best or fact.score > best[fact.value].score:

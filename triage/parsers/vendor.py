@@ -30,10 +30,13 @@ _NVIDIA_STRONG = re.compile(
     r"|CUDA_LAUNCH_BLOCKING=1|TORCH_USE_CUDA_DSA")
 
 # A CUDA library that could not be found is no sign of an NVIDIA GPU (AMD machines miss libcuda.so.1 all the time);
-# only an NVIDIA device's name on such a line still counts.
+# only an NVIDIA device's name (NVIDIA_DEVICE) on such a line still counts.
 _MISSING = re.compile(r"cannot open shared object file|No such file|not found|could not be (?:found|loaded|located)"
                       r"|(?:cannot|failed to|unable to|could not) (?:be )?(?:load|open|find)", re.IGNORECASE)
-_NVIDIA_DEVICE = re.compile(r"\bNVIDIA\b(?! Corporation\b)|\bGeForce\b|\bQuadro\b|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b")
+# An NVIDIA device's name: the one NVIDIA evidence that stands on a missing-library line and under ZLUDA
+# (derive/vendor.py), where NVIDIA's files and switches are no sign of an NVIDIA GPU.
+NVIDIA_DEVICE = re.compile(r"\bNVIDIA (?:GeForce|RTX|Quadro|Tesla|TITAN|Jetson|DGX|[AHLT]\d{1,4}[A-Z]?\b)|\bGeForce\b|\bQuadro\b"
+                           r"|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b|\bTITAN [XVR]\b")
 _NEEDLES = Needles(_AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG, _ZLUDA)
 STRONG, WEAK = 3, 1
 
@@ -45,7 +48,7 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.add_fact("zluda", "yes", where, text.strip(), 30)
         amd = STRONG if zluda or _AMD_STRONG.search(text) else WEAK if _AMD_WEAK.search(text) else 0
         nvidia = STRONG if _NVIDIA_STRONG.search(text) and not zluda else 0
-        if nvidia and _MISSING.search(text) and not _NVIDIA_DEVICE.search(text):
+        if nvidia and _MISSING.search(text) and not NVIDIA_DEVICE.search(text):
             nvidia = 0
         if amd and not nvidia:
             case.add_fact("vendor_vote", "amd", where, text.strip(), amd)
