@@ -3,13 +3,14 @@
 Parsers record what each line says (a gfx name, a version, an environment variable); this
 stage weighs and compares them: which GPU vendor the case is about, every ROCm version seen
 and where, the GPU's real architecture beside the one an override names, APU or discrete,
-whether the ROCm release supports the GPU, how many folders the HIP runtime was loaded from. Signatures then test these facts in one
+whether the ROCm release supports the GPU, how many folders the HIP runtime was loaded from, whether the process
+hung in a GPU call. Signatures then test these facts in one
 condition each instead of repeating the reasoning in regexes.
 """
 
 from __future__ import annotations
 
-from triage.derive import gpu, runtimes, stack, vendor, versions
+from triage.derive import gpu, hang, runtimes, stack, vendor, versions
 from triage.derive.tables import Tables, load_tables
 from triage.model import Case
 
@@ -23,3 +24,4 @@ def derive(case: Case, tables: Tables) -> None:
     gpu.derive(case, tables)
     stack.derive(case)
     runtimes.derive(case)
+    hang.derive(case)

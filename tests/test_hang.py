@@ -1,0 +1,153 @@
+"""A process that stopped making progress in a GPU call: the parsers' hang reports and stuck threads
+(parsers/hang.py) and the derived ``process_hung`` / ``hung_in`` facts (derive/hang.py), from dumps as
+py-spy, gdb, the kernel, faulthandler and collective watchdogs print them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triage.match import load
+from triage.model import Artifact
+from triage.pipeline import analyze
+from triage.resources import data_dir
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hang"
+FOLDER = data_dir("signatures")
+DB = load(FOLDER)
+
+
+def _analyze(text: str, name: str = "paste.txt"):
+    return analyze([Artifact(name=name, text=text, size=len(text))], DB, FOLDER)
+
+
+def facts(text: str) -> dict:
+    return _analyze(text).case.flat_facts()
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+FAULTHANDLER_GPU = """\
+Timeout (0:10:00)!
+Thread 0x00007f1be7fff640 (most recent call first):
+  File "/usr/lib/python3.10/threading.py", line 324 in wait
+  File "/opt/venv/lib/python3.10/site-packages/tqdm/_monitor.py", line 60 in run
+  File "/usr/lib/python3.10/threading.py", line 1016 in _bootstrap_inner
+
+Thread 0x00007f1c5a4b7740 (most recent call first):
+  File "/opt/venv/lib/python3.10/site-packages/torch/cuda/__init__.py", line 792 in synchronize
+  File "/home/dev/bench/matmul.py", line 41 in timed
+  File "/home/dev/bench/matmul.py", line 77 in <module>
+"""
+
+FAULTHANDLER_CPU = """\
+Timeout (0:05:00)!
+Current thread 0x00007f8e2c1d7740 (most recent call first):
+  File "/opt/venv/lib/python3.12/site-packages/numpy/linalg/linalg.py", line 409 in solve
+  File "/home/dev/fem/solver.py", line 210 in step
+  File "/home/dev/fem/solver.py", line 388 in <module>
+"""
+
+RCCL_WATCHDOG = (
+    "[rank1]:[E1129 21:40:12.118274803 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=4113, OpType=ALLREDUCE, NumelIn=25690112, NumelOut=25690112, Timeout(ms)=600000) ran for 600081 "
+    "milliseconds before timing out.\n"
+)
+
+HUNG_TASK_EXT4 = """\
+[ 9120.101010] INFO: task tar:7711 blocked for more than 241 seconds.
+[ 9120.101020]       Not tainted 6.8.0-49-generic #49-Ubuntu
+[ 9120.101031] Call Trace:
+[ 9120.101033]  <TASK>
+[ 9120.101036]  __schedule+0x279/0x6a0
+[ 9120.101041]  io_schedule+0x46/0x80
+[ 9120.101045]  wait_on_page_bit_common+0x10a/0x3c0
+[ 9120.101052]  jbd2_log_wait_commit+0xe1/0x150
+[ 9120.101058]  ext4_sync_file+0x1f0/0x360
+[ 9120.101066]  </TASK>
+"""
+
+GDB_CRASH_WITH_WAITING_THREAD = """\
+Thread 1 "bench" received signal SIGSEGV, Segmentation fault.
+#0  0x000055555555a1c9 in compute_tile (n=4096) at bench.cpp:88
+#1  0x000055555555a8f0 in main () at bench.cpp:201
+
+Thread 2 (Thread 0x7ffd9bfff640 (LWP 48230) "bench"):
+#0  0x00007ffff7d1e9cf in ioctl () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007fffe2ab7e18 in hipDeviceSynchronize () from /opt/rocm/lib/libamdhip64.so.6
+"""
+
+
+def test_pyspy_native_dump_names_the_hip_call() -> None:
+    got = facts(fixture("pyspy-native-hipDeviceSynchronize.txt"))
+    assert got["process_hung"] == "yes"
+    assert got["hung_in"] == "hipDeviceSynchronize (libamdhip64.so.6)"
+
+
+def test_gdb_attached_dump_skips_the_runtime_event_thread() -> None:
+    got = facts(fixture("gdb-attached-hipStreamSynchronize.txt"))
+    assert got["process_hung"] == "yes"
+    assert got["hung_in"] == "hipStreamSynchronize (libamdhip64.so.6)"
+
+
+def test_gdb_dump_with_only_the_event_thread_waiting_is_no_hang() -> None:
+    text = fixture("gdb-attached-hipStreamSynchronize.txt").split("Thread 1 (")[0]
+    text += "Thread 1 (Thread 0x7ffff7e88740 (LWP 48211) \"bench\"):\n#0  0x000055555555a1c9 in compute_tile (n=4096) at bench.cpp:88\n"
+    assert "process_hung" not in facts(text)
+
+
+def test_kernel_hung_task_in_amdgpu() -> None:
+    got = facts(fixture("dmesg-hung-task-amdgpu.txt"))
+    assert got["process_hung"] == "yes"
+    assert got["hung_in"] == "amdgpu_vm_wait_idle [amdgpu]"  # the top driver frame, not the unreliable "?" one
+
+
+def test_kernel_hung_task_outside_the_gpu_driver() -> None:
+    got = facts(HUNG_TASK_EXT4)
+    assert got["process_hung"] == "yes" and "hung_in" not in got
+
+
+def test_faulthandler_timeout_in_torch_cuda_synchronize() -> None:
+    got = facts(FAULTHANDLER_GPU)
+    assert got["process_hung"] == "yes"
+    assert got["hung_in"] == "synchronize (torch/cuda/__init__.py)"
+
+
+def test_faulthandler_timeout_in_cpu_code() -> None:
+    got = facts(FAULTHANDLER_CPU)
+    assert got["process_hung"] == "yes" and "hung_in" not in got
+
+
+def test_collective_watchdog() -> None:
+    got = facts(RCCL_WATCHDOG)
+    assert got["process_hung"] == "yes" and got["hung_in"] == "collective ALLREDUCE"
+
+
+def test_a_crash_is_no_hang_although_a_thread_waits() -> None:
+    assert "process_hung" not in facts(GDB_CRASH_WITH_WAITING_THREAD)
+
+
+def test_collect_timeout_is_a_hang_report() -> None:
+    from triage.derive import hang
+    from triage.model import Case, Where
+
+    case = Case()
+    case.add_fact("run_ended", "ended: stopped by triage collect after the 600 s --timeout", Where("manifest.json", 3), "x", 60)
+    hang.derive(case)
+    assert case.value("process_hung") == "yes" and case.value("hung_in") is None
+
+
+@pytest.mark.parametrize("text,expected", [
+    (fixture("pyspy-native-hipDeviceSynchronize.txt"), True),
+    (fixture("dmesg-hung-task-amdgpu.txt"), True),
+    (FAULTHANDLER_GPU, True),
+    (FAULTHANDLER_CPU, False),
+    (HUNG_TASK_EXT4, False),
+    (GDB_CRASH_WITH_WAITING_THREAD, False),
+], ids=["py-spy", "hung-task-amdgpu", "faulthandler-gpu", "faulthandler-cpu", "hung-task-ext4", "crash"])
+def test_gpu_call_hang_signature(text: str, expected: bool) -> None:
+    ids = [d.id for d in _analyze(text).diagnoses]
+    assert ("gpu-call-hang" in ids) is expected
