@@ -18,13 +18,14 @@ from triage.errors import BadInput, internal
 from triage.model import Artifact, Case, Where
 from triage.parsers import (amdgpu, amdlog, appinfo, backtrace, buildtargets, elfcore, elflib, envfacts, exitstatus, fatbin,
                             fault, hang, hiperror, hserr, kernel, ldd, lines, listing, manifest, minidump, offload, strace,
-                            timestamps, vendor, versions, windows, wrappers)
+                            timestamps, vendor, versions, windows, windriver, wrappers)
 
 # envfacts runs last: it reads which lines the other parsers claimed as machine output.
 LINE_PARSERS = (amdlog, backtrace, kernel, amdgpu, windows, hserr, hang, exitstatus, hiperror, strace, offload, listing, ldd,
-                minidump, elfcore, elflib, fatbin, manifest, appinfo, timestamps, versions, vendor, buildtargets, envfacts)
+                minidump, elfcore, elflib, fatbin, manifest, appinfo, timestamps, versions, vendor, buildtargets, windriver,
+                envfacts)
 # fatbin.finish reads the GPU and the runtime kind that envfacts.finish settles.
-FINISHERS = (amdlog.finish, envfacts.finish, fatbin.finish, fault.merge)
+FINISHERS = (amdlog.finish, envfacts.finish, fatbin.finish, fault.merge, windriver.finish)
 
 # Seconds one artifact may take in all parsers; the parsers not yet run on it are skipped.
 ARTIFACT_BUDGET_S = 20.0
