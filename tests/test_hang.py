@@ -151,3 +151,11 @@ def test_collect_timeout_is_a_hang_report() -> None:
 def test_gpu_call_hang_signature(text: str, expected: bool) -> None:
     ids = [d.id for d in _analyze(text).diagnoses]
     assert ("gpu-call-hang" in ids) is expected
+
+
+def test_pyspy_dump_without_native_frames_names_the_python_call() -> None:
+    text = ('Thread 0x7F1C5A4B7740 (active+gil): "MainThread"\n'
+            "    synchronize (torch/cuda/__init__.py:954)\n"
+            "    train_step (train.py:88)\n")
+    got = facts(text)
+    assert got["process_hung"] == "yes" and got["hung_in"] == "synchronize (torch/cuda/__init__.py)"

@@ -118,3 +118,14 @@ def test_crash_in_rocm_library_reaches_the_runtime_crash_signatures(arts: list[A
 def test_crash_in_the_jvm_or_the_application_is_not_a_rocm_crash(arts: list[Artifact]) -> None:
     ids = _ids(arts)
     assert "rocm-library-crash-fallback" not in ids and "hip-runtime-segfault" not in ids
+
+
+def test_frame_with_source_information() -> None:
+    """JDK 16 and later print a native frame's source file and line when the library has debug info."""
+    text = ("#  SIGSEGV (0xb) at pc=0x00007f2b1a6c4d21, pid=4410, tid=4425\n"
+            "# Problematic frame:\n"
+            "# C  [libhsa-runtime64.so.1+0x7c4d21]  rocr::core::Runtime::AsyncEventsLoop(void*)+0x91  (runtime.cpp:1342)\n")
+    frame = parse([artifact(text)]).stacks[0].frames[0]
+    assert (frame.module, frame.offset) == ("libhsa-runtime64.so.1", 0x7C4D21)
+    assert (frame.symbol, frame.symbol_offset) == ("rocr::core::Runtime::AsyncEventsLoop(void*)", 0x91)
+    assert (frame.file, frame.file_line) == ("runtime.cpp", 1342)

@@ -38,7 +38,9 @@ _PROBLEMATIC = re.compile(r"^\s*#\s+Problematic frame:\s*$")
 _NATIVE_FRAMES = re.compile(r"^\s*Native frames: \(")
 # One frame line: the kind letter, then [module+0xOFF] and an optional symbol+0xOFF, a bare pc, or a Java method.
 _FRAME = re.compile(r"^\s*(?:#\s+)?(?P<k>[CVvjJA])\s+(?P<rest>\S.*)$")
-_NATIVE = re.compile(r"^\[(?P<m>[^\[\]+]+)\+(?P<o>0x[0-9a-fA-F]+)\](?:\s+(?P<s>\S.*?)(?:\+(?P<so>0x[0-9a-fA-F]+))?)?\s*$")
+# JDK 16+ adds the source of a frame when it has debug info: "...+0x61  (g1ParScanThreadState.cpp:476)".
+_NATIVE = re.compile(r"^\[(?P<m>[^\[\]+]+)\+(?P<o>0x[0-9a-fA-F]+)\](?:\s+(?P<s>\S.*?)(?:\+(?P<so>0x[0-9a-fA-F]+))?)?"
+                     r"(?:\s+\((?P<f>[^()\s]+):(?P<l>\d+)\))?\s*$")
 _BARE_PC = re.compile(r"^(?P<a>0x[0-9a-fA-F]+)\s*$")
 # "J 2210 c2 pkg.Class.method(args)ret module (98 bytes) @ 0xPC [0xSTART+0xOFF]"; JDK 8 has no compiler level word.
 _COMPILED = re.compile(r"^\d+\s+(?:[cC][12]\s+|jvmci\s+)?(?P<s>[\w$.<>/]+)\(.*?@ (?P<a>0x[0-9a-fA-F]+)")
@@ -62,6 +64,8 @@ def parse_frame(kind: str, rest: str, where: Where, text: str) -> Frame | None:
             if m["s"]:
                 frame.symbol, frame.symbol_source = m["s"].strip(), "input"
                 frame.symbol_offset = int(m["so"], 16) if m["so"] else None
+            if m["f"]:
+                frame.file, frame.file_line = m["f"], int(m["l"])
             return frame
         if m := _BARE_PC.match(rest):  # a native pc in no library the JVM knows (generated code, a freed library)
             frame.address = int(m["a"], 16)
