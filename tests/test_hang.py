@@ -159,3 +159,11 @@ def test_pyspy_dump_without_native_frames_names_the_python_call() -> None:
             "    train_step (train.py:88)\n")
     got = facts(text)
     assert got["process_hung"] == "yes" and got["hung_in"] == "synchronize (torch/cuda/__init__.py)"
+
+
+def test_a_backtrace_running_inside_a_copy_is_no_hang() -> None:
+    """A pasted crash backtrace whose signal line was not kept: the thread is in memcpy under hipMemcpy, not waiting."""
+    text = ("#0  __memmove_avx_unaligned_erms () at ../sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S:317\n"
+            "#1  0x00007fffe2a31c55 in hipMemcpy () from /opt/rocm/lib/libamdhip64.so.6\n"
+            "#2  0x000055555555a41c in upload (n=4096) at app.cpp:42\n")
+    assert "process_hung" not in facts(text)

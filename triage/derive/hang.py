@@ -10,9 +10,14 @@ without one the process hung elsewhere (CPU code, I/O, a lock), which is no GPU 
 
 from __future__ import annotations
 
+import re
+
 from triage.model import Case, Fact, Where
 from triage.parsers.hang import BACKGROUND_THREAD, TOP_FRAMES, native_gpu_call
 
+# A thread that waits: a blocking system call or a wait function among its top frames.
+_WAITING = re.compile(r"(?i)wait|sleep|poll|futex|ioctl|cond_|sched_yield|\bselect\b|epoll|pthread_join")
+_WAIT_FRAMES = 4
 # Signals that end a crash, not a hang (a debugger's SIGINT or SIGSTOP, or SIGTERM, are how hangs end).
 _CRASH_SIGNALS = frozenset({"SEGV", "BUS", "ILL", "FPE", "ABRT", "TRAP", "SYS"})
 
@@ -31,6 +36,8 @@ def _stack_calls(case: Case) -> list[tuple[str, Where, str]]:
             continue
         if any(f.symbol and BACKGROUND_THREAD.search(f.symbol) for f in stack.frames):
             continue  # the runtime's own service threads always wait
+        if not any(f.symbol and _WAITING.search(f.symbol) for f in stack.frames[:_WAIT_FRAMES]):
+            continue  # a thread that runs (or crashed, its signal line not pasted) inside a GPU call is not stuck there
         calls = [(f, name) for f in stack.frames[:TOP_FRAMES] if f.symbol and (name := native_gpu_call(f.symbol))]
         if not calls:
             continue
