@@ -9,6 +9,8 @@ Frame forms read (one per line, innermost first)::
     #9  ggml_backend_cuda_buffer_set_tensor
     #0  0x00007ffff7a3c1c9 in amd::Foo::bar (this=0x0) at rocvirtual.cpp:1725    gdb
     #1  0x00007ffff7a3c1c9 in ?? () from /opt/rocm/lib/libamdhip64.so.5
+    #0 0x7f3a1c2b4d5e  (/opt/rocm/lib/libamdhip64.so.6+0x2b4d5e) (BuildId: 4f..)   sanitizers (ASan, UBSan)
+    #2 0x55d1c0a01234 in main /home/u/app/main.cpp:42:7
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ _ADDRESS = re.compile(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
 # searched for the module first was quadratic on long words).
 _OFFSET_END = re.compile(r"\s*\+\s*(?P<o>0x[0-9a-fA-F]+)\)?$")
 _AT_FILE = re.compile(r"\s+at\s+(?P<f>\S+?):(?P<l>\d+)$")
+# the sanitizers' symbolizer: "func /src/file.cpp:42:7" (a path, a line, perhaps a column) and "(BuildId: hex)"
+_SANITIZER_FILE = re.compile(r"\s+(?P<f>\S*[/\\]\S*?|[\w.-]+\.\w{1,4}):(?P<l>\d+)(?::\d+)?$")
+_BUILD_ID = re.compile(r"\s+\(BuildId: [0-9a-fA-F]+\)$")
 _FROM = re.compile(r"\s+from\s+(?P<m>\S+)$")
 _MODULE_ONLY = re.compile(r"\s+\((?P<m>[^\s()=,]+)\)$")
 _ARGS = re.compile(r"\s+\((?P<args>[^()]*)\)$")
@@ -86,7 +91,9 @@ def parse_frame_text(rest: str) -> dict | None:
     if m := _ADDRESS.match(rest):
         out["address"] = int(m["a"], 16)
         rest = rest[m.end():]
-    if m := _AT_FILE.search(rest):
+    if m := _BUILD_ID.search(rest):
+        rest = rest[: m.start()]
+    if m := _AT_FILE.search(rest) or _SANITIZER_FILE.search(rest):
         out["file"], out["file_line"] = m["f"], int(m["l"])
         rest = rest[: m.start()]
     if m := _FROM.search(rest):
