@@ -81,6 +81,8 @@ def test_windows_report() -> None:
     assert [f.module for f in frames] == ["amdhip64_6.dll", "aparapi_x86_64.dll", None]
     assert frames[2].address == 0x1F2D51A7B3E
     assert case.value("os") == "windows"
+    assert case.value("hip_library_path") == "C:\\WINDOWS\\SYSTEM32\\amdhip64_6.dll"  # from Dynamic libraries
+    assert case.value("hip_runtime") == "system"
 
 
 def test_console_header_alone_gives_the_problematic_frame() -> None:

@@ -75,6 +75,7 @@ def native_gpu_call(symbol: str) -> str | None:
 
 
 def parse(artifact: Artifact, case: Case) -> None:
+    """Add the hang reports in the artifact and the GPU calls their traces and the thread dumps show."""
     lines = artifact.lines
     read_to = -1  # the last line a trace or dump already consumed
     for index in _NEEDLES.lines(artifact):
@@ -181,6 +182,7 @@ def _pyspy_dump(artifact: Artifact, start: int, case: Case) -> int:
 
 
 def _pick(artifact: Artifact, candidates: list[tuple[int, str, int]], case: Case) -> None:
+    """One thread's call: its HIP API call, else its GPU library's Python call, else the runtime's wait."""
     if not candidates:
         return
     _, call, index = min(candidates)

@@ -49,8 +49,12 @@ _SIGINFO = re.compile(r"^\s*siginfo: si_signo: \d+ \(SIG(?P<name>[A-Z]+)\), si_c
                       r"(?:, si_addr: (?P<addr>0x[0-9a-fA-F]+))?")
 _WINDOWS_SIGINFO = re.compile(r"^\s*siginfo: (?:EXCEPTION_[A-Z_]+ \(0x[0-9a-fA-F]{8}\)|ExceptionCode=0x[0-9a-fA-F]{8}),"
                               r" (?P<rw>reading|writing) address (?P<addr>0x[0-9a-fA-F]+)")
+# The Windows report's "Dynamic libraries:" section lists every loaded module (Linux's is /proc/PID/maps, which the
+# environment parser reads): the HIP runtime's line says which amdhip64 DLL the process loaded, and from where.
+_LOADED_HIP_DLL = re.compile(r"^\s*0x[0-9a-fA-F]{8,16} - 0x[0-9a-fA-F]{8,16}\s+(?P<p>[A-Za-z]:\\[^\t]*?\\amdhip64\w*\.dll)\s*$",
+                             re.IGNORECASE)
 _NEEDLES = Needles(_HEADER_SIGNAL, _HEADER_EXCEPTION, _JAVA_VM, _PROBLEMATIC, _NATIVE_FRAMES, r"^\s*(?:#\s+)?[CVvjJA]\s+\S",
-                   r"^\s*siginfo: ")
+                   r"^\s*siginfo: ", _LOADED_HIP_DLL)
 _OS = {"linux": "linux", "windows": "windows"}
 _ACCESS = {"reading": "read", "writing": "write"}
 
@@ -129,6 +133,8 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.add_fact("fault_address", f"0x{int(m['addr'], 16):x}", where, quoted, 90)
             case.add_fact("fault_access", _ACCESS[m["rw"]], where, quoted, 90)
             case.claim(where, "exception", "fault")
+        elif m := _LOADED_HIP_DLL.match(text):
+            case.add_fact("hip_library_path", m["p"], where, quoted, 50)
         elif m := _FRAME.match(text):
             header_frame = index == expect_problem + 1 and quoted.startswith("#")
             if in_native:

@@ -51,6 +51,7 @@ def hip_driver_version(number: int) -> str:
 
 
 def parse(artifact: Artifact, case: Case) -> None:
+    """Add the driver and HIP DLL versions the artifact's machine lines state."""
     wer_module_at = -10  # the line of the last WER fault-module line naming amdhip64
     for where, text in _NEEDLES.machine_lines(artifact, case):
         quoted = text.strip()
