@@ -8,14 +8,14 @@ override fits when it names a processor of the GPU's own family (tables/gpus.yam
 
 from __future__ import annotations
 
-import re
 
 from triage.derive.tables import Tables, version_tuple
+from triage.lazy import lazy
 from triage.model import Case, Fact
 
 MENTIONED = 30  # envfacts scores a gfx name in passing 10, a labelled GPU or ISA 30, the GPU in use 60
 
-_OVERRIDE = re.compile(r"^\s*(?P<maj>\d{1,2})\.(?P<min>\d)\.(?P<step>\d{1,2})\s*$")
+_OVERRIDE = lazy(r"^\s*(?P<maj>\d{1,2})\.(?P<min>\d)\.(?P<step>\d{1,2})\s*$")
 
 
 def override_arch(value: str) -> str | None:

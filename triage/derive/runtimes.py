@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Case, Where
 
-_RUNTIME = re.compile(r"(?:^|[\\/])(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*)$", re.IGNORECASE)
-_LDD_PATH = re.compile(r"\blibamdhip64\.so[\w.]*\s+=>\s+(?P<p>/\S+)")
+_RUNTIME = lazy(r"(?:^|[\\/])(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*)$", re.IGNORECASE)
+_LDD_PATH = lazy(r"\blibamdhip64\.so[\w.]*\s+=>\s+(?P<p>/\S+)")
 _SAME_INSTALL = ((re.compile(r"/opt/rocm-\d[\w.-]*"), "/opt/rocm"), (re.compile(r"/lib64(?=/|$)"), "/lib"),
                  (re.compile(r"/opt/rocm/hip/lib(?=/|$)"), "/opt/rocm/lib"))
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Case
 from triage.parsers.ldd import GPU_LIBRARY
 
-_GPU_DLL = re.compile(r"^(?:amdhip64\w*|hiprtc\w*|rocblas|hipblas\w*|MIOpen|amd_comgr\w*|nvcuda|cudart\w*|cublas\w*|"
+_GPU_DLL = lazy(r"^(?:amdhip64\w*|hiprtc\w*|rocblas|hipblas\w*|MIOpen|amd_comgr\w*|nvcuda|cudart\w*|cublas\w*|"
                       r"nvrtc\w*|OpenCL|vulkan-1|atiumd\w*|amdvlk\w*)\.dll$", re.IGNORECASE)
-_INTERPRETER = re.compile(r"^(?:python[\d.]*|pypy\d*|node|java|ruby|perl|julia|Rscript|R|dotnet|bash|sh|zsh|lua\w*|php"
+_INTERPRETER = lazy(r"^(?:python[\d.]*|pypy\d*|node|java|ruby|perl|julia|Rscript|R|dotnet|bash|sh|zsh|lua\w*|php"
                           r"|wine\w*|conda|uv|pixi)$")
 
 

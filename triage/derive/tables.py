@@ -11,9 +11,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from triage.lazy import lazy
 from triage.resources import data_dir, load_yaml
 
-_ARCH = re.compile(r"^gfx[0-9a-f]{3,4}$")
+_ARCH = lazy(r"^gfx[0-9a-f]{3,4}$")
 
 
 class TableError(ValueError):

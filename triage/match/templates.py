@@ -11,17 +11,18 @@ from __future__ import annotations
 import functools
 import re
 
+from triage.lazy import lazy
 from triage.model import Case
 from triage.scan.scanner import LineScanner
 
 # Longest-first alternatives of one pass; each named group becomes its placeholder.
-_VARIABLE = re.compile(
+_VARIABLE = lazy(
     r"(?P<id>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)"
     r"|(?P<path>(?:[A-Za-z]:[\\/]|\.{1,2}/|~/|/)?(?:[\w.@~+-]+[/\\])+[\w.@~+-]*)"
     r"|(?P<hex>\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-fA-F]*\d)(?=\d*[a-fA-F])[0-9a-fA-F]{8,}\b)"
     r"|(?P<num>\d+(?:[.,:]\d+)*)"
 )
-_SPACES = re.compile(r"\s+")
+_SPACES = lazy(r"\s+")
 _KEY_WORD = (
     r"error|fail|fatal|abort|exception|fault|received signal|\bsignal:? \d|\bsig(?:segv|abrt|bus|ill|fpe|trap)\b"
     r"|cannot|can't|unable|invalid|denied|not found|no such|panic|assert|terminat|killed|timeout|timed out|illegal"

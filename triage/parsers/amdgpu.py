@@ -23,24 +23,25 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, readable
 
-_PAGE_FAULT = re.compile(r"\[(?P<hub>(?:gfx|mm|vm)hub\d*)\] (?P<retry>retry |no-retry )?page fault "
+_PAGE_FAULT = lazy(r"\[(?P<hub>(?:gfx|mm|vm)hub\d*)\] (?P<retry>retry |no-retry )?page fault "
                          r"\(src_id:\d+ ring:\d+ vmid:(?P<vmid>\d+) pasid:(?P<pasid>\d+)(?P<rest>[^)]*)\)?")
-_PROCESS = re.compile(r"\bfor process (?P<name>\S*) pid (?P<pid>\d+)")
-_FAULT_PAGE = re.compile(r"\bin page starting at address (?P<addr>0x[0-9a-fA-F]+) from (?:IH )?client "
+_PROCESS = lazy(r"\bfor process (?P<name>\S*) pid (?P<pid>\d+)")
+_FAULT_PAGE = lazy(r"\bin page starting at address (?P<addr>0x[0-9a-fA-F]+) from (?:IH )?client "
                          r"(?P<client>0x[0-9a-fA-F]+|\d+)(?: \((?P<name>\w+)\))?")
-_FAULT_STATUS = re.compile(r"\b(?P<hub>GCVM|MMVM|VM)_L2_PROTECTION_FAULT_STATUS\s*:\s*(?P<v>0x[0-9a-fA-F]+)")
-_FAULT_FIELD = re.compile(r"\b(?:Faulty UTCL2 client ID: (?P<client>\w+)|(?P<field>MORE_FAULTS|WALKER_ERROR|"
+_FAULT_STATUS = lazy(r"\b(?P<hub>GCVM|MMVM|VM)_L2_PROTECTION_FAULT_STATUS\s*:\s*(?P<v>0x[0-9a-fA-F]+)")
+_FAULT_FIELD = lazy(r"\b(?:Faulty UTCL2 client ID: (?P<client>\w+)|(?P<field>MORE_FAULTS|WALKER_ERROR|"
                           r"PERMISSION_FAULTS|MAPPING_ERROR|RW): (?P<v>0x[0-9a-fA-F]+))")
-_RING_TIMEOUT = re.compile(r"\bring (?P<ring>[\w.]+) timeout, signaled seq=\d+, emitted seq=\d+")
-_HANG_PROCESS = re.compile(r"Process information: process (?P<name>\S*) pid (?P<pid>\d+)")
-_MES = re.compile(r"\bMES failed to respon(?:d|se) (?:to )?msg=(?P<msg>\w+)|failed to (?P<what>remove hardware queue"
+_RING_TIMEOUT = lazy(r"\bring (?P<ring>[\w.]+) timeout, signaled seq=\d+, emitted seq=\d+")
+_HANG_PROCESS = lazy(r"Process information: process (?P<name>\S*) pid (?P<pid>\d+)")
+_MES = lazy(r"\bMES failed to respon(?:d|se) (?:to )?msg=(?P<msg>\w+)|failed to (?P<what>remove hardware queue"
                   r"|unmap legacy queue|add hardware queue) (?:from|to) MES")
-_RESET = re.compile(r"\bGPU reset(?:\(\d+\))? (?P<state>begin|succeeded|failed)|\bGPU recovery (?P<off>disabled)"
+_RESET = lazy(r"\bGPU reset(?:\(\d+\))? (?P<state>begin|succeeded|failed)|\bGPU recovery (?P<off>disabled)"
                     r"|\bring (?P<ring>[\w.]+) reset (?P<ring_state>succeeded|failed)")
-_RAS = re.compile(r"\buncorrectable hardware error(?:s)?(?:\((?P<event>\w+)\))?(?: detected in (?P<block>\w+) block)?"
+_RAS = lazy(r"\buncorrectable hardware error(?:s)?(?:\((?P<event>\w+)\))?(?: detected in (?P<block>\w+) block)?"
                   r"|\[RAS\]\s*(?P<ras>[^\n]{1,80}?(?:uncorrectable|poison)[^\n]{0,40})", re.IGNORECASE)
 _NEEDLES = Needles(_PAGE_FAULT, _PROCESS, _FAULT_PAGE, _FAULT_STATUS, _FAULT_FIELD, _RING_TIMEOUT, _HANG_PROCESS,
                    _MES, _RESET, _RAS)

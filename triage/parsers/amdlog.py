@@ -18,8 +18,8 @@ level-1 errors, so a pasted log of a later run that worked does not supply the f
 
 from __future__ import annotations
 
-import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, LogEvent, Where
 from triage.parsers.lines import Needles
 
@@ -27,23 +27,23 @@ from triage.parsers.lines import Needles
 _LOCATION = r":[^\S\n]*(?P<src>(?:[\w.+-]+\.(?:cpp|hpp|cc|h|c))?)[^\S\n]*:[^\S\n]*(?P<sline>\d+)[^\S\n]*:"
 # A whole record: its level follows whitespace or the start of its line, then come the location,
 # an optional timestamp, optional pid and tid, and the message.
-_RECORD = re.compile(
+_RECORD = lazy(
     r":(?<!\S:)(?P<level>[0-6])" + _LOCATION + r"[^\S\n]?"
     r"(?:[^\S\n]*(?P<ts>\d+)[^\S\n]*us:[^\S\n]*)?"
     r"(?:(?:\[pid:[^\S\n]*(?P<pid>\d+)[^\S\n]+tid:[^\S\n]*(?P<tid>0x[0-9a-fA-F]+)[^\S\n]*\]"
     r"|(?P<pid2>\d+)[^\S\n]*:[^\S\n]*\[tid:[^\S\n]*(?P<tid2>0x[0-9a-fA-F]+)[^\S\n]*\])[^\S\n]*)?"
     r"(?P<message>.*)$"
 )
-_CONTINUATION = re.compile(
+_CONTINUATION = lazy(
     r"^\s*(?:(?:error|warning|note|fatal error)\s*:|ld(?:\.lld)?:|lld:|clang(?:\+\+)?(?:-\d+)?:|Error:|"
     r"or '--|LLVM ERROR:|\d+ errors? generated)"
 )
 _GAP_LINES = 3
 
-_HIP_VERSION = re.compile(r"HIP Version:\s*(?P<v>\d+\.\d+[\w.+-]*)")
-_HIP_PATH = re.compile(r"HIP Library Path:\s*(?P<p>\S.*?)\s*$")
-_COMGR = re.compile(r"(?:Loaded COMGR library version|COMGR version:?)\s*(?P<v>\d+\.\d+(?:\.\d+)?)")
-_GFX = re.compile(r"Gfx Major/Minor/Stepping:\s*(?P<maj>\d+)\s*/\s*(?P<min>\d+)\s*/\s*(?P<step>\d+)")
+_HIP_VERSION = lazy(r"HIP Version:\s*(?P<v>\d+\.\d+[\w.+-]*)")
+_HIP_PATH = lazy(r"HIP Library Path:\s*(?P<p>\S.*?)\s*$")
+_COMGR = lazy(r"(?:Loaded COMGR library version|COMGR version:?)\s*(?P<v>\d+\.\d+(?:\.\d+)?)")
+_GFX = lazy(r"Gfx Major/Minor/Stepping:\s*(?P<maj>\d+)\s*/\s*(?P<min>\d+)\s*/\s*(?P<step>\d+)")
 
 # Every line holding a record (the rest of a record is optional), and those of levels 0-2: exact,
 # so that no record is searched for again.

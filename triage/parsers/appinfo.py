@@ -43,25 +43,26 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, readable
 
 # Dotted numbers with a pre-release and a local part (2.4.0+rocm6.1). A platform tag after them
 # (0.1.52-linux-x86_64) is not part of the version; letters right after them (22.0git, 3.30GHz) or
 # more numbers (libamdhip64.so.7.2.53211, 7.2.53210.41ce572d55) make it no version at all.
-_VERSION = re.compile(
+_VERSION = lazy(
     r"(?<![\w.+])(?P<v>v)?(?P<n>\d+(?:\.\d+){1,3}(?:[-.]?(?:rc|alpha|beta|dev|post|pre)\d*|[ab]\d+)?"
     r"(?:\+[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?)(?!\w|\.\d)"
 )
 # llama.cpp's ``build: 4567 (abc1234)`` and its ``--version``'s ``version: 4567 (abc1234)``: a build and its commit.
-_BUILD = re.compile(r"(?i:\b(?:build|version))\s*[:=]\s*(?P<n>\d{1,7})\s*\([0-9a-f]{7,40}\)")
-_LABEL = re.compile(r"(?i:\b(?:version|ver\.?|release|build))\s*(?:is\s+|[:=]\s*)?$")
-_NAME_LINE = re.compile(r"^\s*(?i:name|package)\s*:\s*(?P<name>\S+)\s*$")
+_BUILD = lazy(r"(?i:\b(?:build|version))\s*[:=]\s*(?P<n>\d{1,7})\s*\([0-9a-f]{7,40}\)")
+_LABEL = lazy(r"(?i:\b(?:version|ver\.?|release|build))\s*(?:is\s+|[:=]\s*)?$")
+_NAME_LINE = lazy(r"^\s*(?i:name|package)\s*:\s*(?P<name>\S+)\s*$")
 # One row of a package listing (pip freeze, pip list, pacman -Q): a name and a version, nothing else.
-_ROW = re.compile(r"^\W*(?:\[\w+\]\s*)?(?P<name>[A-Za-z][\w.-]*)(?P<pin>==|\s+)v?\d[\w.+~:-]*\s*$")
-_KERNEL_LOG = re.compile(r"^[>\s]*(?:<\d>)?\[\s*\d+\.\d+\]|^[>\s]*\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) |\bkernel: ")
-_ADDRESS = re.compile(r"^(?:127|10)\.\d+\.\d+\.\d+$|^(?:192\.168|172\.\d+|169\.254)\.\d+\.\d+$|^[0.]+$")
-_MODULE = re.compile(r"\.(?:dll|so|sys|ko|dylib)(?:\.\d+)*$", re.I)
+_ROW = lazy(r"^\W*(?:\[\w+\]\s*)?(?P<name>[A-Za-z][\w.-]*)(?P<pin>==|\s+)v?\d[\w.+~:-]*\s*$")
+_KERNEL_LOG = lazy(r"^[>\s]*(?:<\d>)?\[\s*\d+\.\d+\]|^[>\s]*\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) |\bkernel: ")
+_ADDRESS = lazy(r"^(?:127|10)\.\d+\.\d+\.\d+$|^(?:192\.168|172\.\d+|169\.254)\.\d+\.\d+$|^[0.]+$")
+_MODULE = lazy(r"\.(?:dll|so|sys|ko|dylib)(?:\.\d+)*$", re.I)
 _TOKEN_EDGES = "[](){}<>\"'*;"
 _BEFORE = 160  # characters before a version that can hold its label and name (and bound the work per version)
 

@@ -15,45 +15,45 @@ Frame forms read (one per line, innermost first)::
 
 from __future__ import annotations
 
-import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles, readable
 
-_FRAME = re.compile(r"^\s*#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
-_ADDRESS = re.compile(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
+_FRAME = lazy(r"^\s*#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
+_ADDRESS = lazy(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
 # "+ 0xOFF" at the end; the module is the word before it (found from the right: a regex that
 # searched for the module first was quadratic on long words).
-_OFFSET_END = re.compile(r"\s*\+\s*(?P<o>0x[0-9a-fA-F]+)\)?$")
-_AT_FILE = re.compile(r"\s+at\s+(?P<f>\S+?):(?P<l>\d+)$")
+_OFFSET_END = lazy(r"\s*\+\s*(?P<o>0x[0-9a-fA-F]+)\)?$")
+_AT_FILE = lazy(r"\s+at\s+(?P<f>\S+?):(?P<l>\d+)$")
 # the sanitizers' symbolizer: "func /src/file.cpp:42:7" (a path, a line, perhaps a column) and "(BuildId: hex)"
-_SANITIZER_FILE = re.compile(r"\s+(?P<f>\S*[/\\]\S*?|[\w.-]+\.\w{1,4}):(?P<l>\d+)(?::\d+)?$")
-_BUILD_ID = re.compile(r"\s+\(BuildId: [0-9a-fA-F]+\)$")
-_FROM = re.compile(r"\s+from\s+(?P<m>\S+)$")
-_MODULE_ONLY = re.compile(r"\s+\((?P<m>[^\s()=,]+)\)$")
-_ARGS = re.compile(r"\s+\((?P<args>[^()]*)\)$")
-_BRACKETED = re.compile(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]")
-_SYMBOL = re.compile(r"^[A-Za-z_~$.][\w:~$.@*&]*(?:\s+const)?$")
-_THREAD = re.compile(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+) \(")
+_SANITIZER_FILE = lazy(r"\s+(?P<f>\S*[/\\]\S*?|[\w.-]+\.\w{1,4}):(?P<l>\d+)(?::\d+)?$")
+_BUILD_ID = lazy(r"\s+\(BuildId: [0-9a-fA-F]+\)$")
+_FROM = lazy(r"\s+from\s+(?P<m>\S+)$")
+_MODULE_ONLY = lazy(r"\s+\((?P<m>[^\s()=,]+)\)$")
+_ARGS = lazy(r"\s+\((?P<args>[^()]*)\)$")
+_BRACKETED = lazy(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]")
+_SYMBOL = lazy(r"^[A-Za-z_~$.][\w:~$.@*&]*(?:\s+const)?$")
+_THREAD = lazy(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+) \(")
 
-_SIGNAL = re.compile(r"\bSignal:\s*(?P<n>\d+)\s*\((?P<name>[A-Z]+)\)(?:.*?si_code:\s*(?P<code>[A-Z_0-9]+))?")
-_SI_CODE = re.compile(r"\bsi_code\s*[:=]\s*(?P<code>[A-Z]+_[A-Z]+|\d+)")
+_SIGNAL = lazy(r"\bSignal:\s*(?P<n>\d+)\s*\((?P<name>[A-Z]+)\)(?:.*?si_code:\s*(?P<code>[A-Z_0-9]+))?")
+_SI_CODE = lazy(r"\bsi_code\s*[:=]\s*(?P<code>[A-Z]+_[A-Z]+|\d+)")
 # folly / glog: "*** Signal 11 (SIGSEGV) (0x0) received by PID 4242 (pthread TID ...) ... stack trace: ***"
-_FOLLY_SIGNAL = re.compile(r"\*\*\* (?:Signal \d+ \(SIG(?P<name>[A-Z]+)\)|SIG(?P<alt>[A-Z]+) \(@0x[0-9a-f]+\)) .*received by PID")
-_GDB_SIGNAL = re.compile(r"(?:terminated with|received) signal SIG(?P<name>[A-Z]+)")
-_SHELL_SIGNAL = re.compile(r"^(?:.*:\s)?(?P<msg>Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$")
+_FOLLY_SIGNAL = lazy(r"\*\*\* (?:Signal \d+ \(SIG(?P<name>[A-Z]+)\)|SIG(?P<alt>[A-Z]+) \(@0x[0-9a-f]+\)) .*received by PID")
+_GDB_SIGNAL = lazy(r"(?:terminated with|received) signal SIG(?P<name>[A-Z]+)")
+_SHELL_SIGNAL = lazy(r"^(?:.*:\s)?(?P<msg>Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$")
 _SHELL_NAMES = {"Segmentation fault": "SEGV", "Aborted": "ABRT", "Bus error": "BUS",
                 "Illegal instruction": "ILL", "Floating point exception": "FPE"}
-_EXECUTABLE = re.compile(r"^\s*Executable:\s*(?P<p>\S+)")
-_REGISTER = re.compile(
+_EXECUTABLE = lazy(r"^\s*Executable:\s*(?P<p>\S+)")
+_REGISTER = lazy(
     r"^\s*(?:\(gdb\)\s*)?(?P<r>r[abcd]x|r[sd]i|r[bs]p|r(?:8|9|1[0-5])|rip|eflags)\s+(?P<v>0x[0-9a-fA-F]+)\b"
 )
 # gdb, in a terminal of limited width, moves "from LIB", "at FILE:LINE" and long argument lists of a
 # frame to the next line, indented; a pasted stack keeps those line breaks.
-_CONTINUATION = re.compile(r"^\s{2,}(?:from\s+\S+|at\s+\S+:\d+|[\w<>@.]+=\S.*|<optimized out>.*)$")
+_CONTINUATION = lazy(r"^\s{2,}(?:from\s+\S+|at\s+\S+:\d+|[\w<>@.]+=\S.*|<optimized out>.*)$")
 # gdb's stop line after "... received signal SIGSEGV": where the program stopped, like frame #0 without the number.
-_STOP = re.compile(r"^(?P<rest>0x[0-9a-fA-F]+ in \S.*|[A-Za-z_][\w:~<>]* \(.*)$")
-_CURRENT_INSN = re.compile(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
+_STOP = lazy(r"^(?P<rest>0x[0-9a-fA-F]+ in \S.*|[A-Za-z_][\w:~<>]* \(.*)$")
+_CURRENT_INSN = lazy(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
 # A line none of the patterns above matches says nothing here.
 _NEEDLES = Needles(_FRAME, _THREAD, _SIGNAL, _SI_CODE, _GDB_SIGNAL, _FOLLY_SIGNAL, _SHELL_SIGNAL, _EXECUTABLE, _REGISTER, _CURRENT_INSN,
                    _CONTINUATION, _STOP)

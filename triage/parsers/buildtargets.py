@@ -16,20 +16,21 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case
 from triage.parsers.lines import Needles
 
-_TARGET = re.compile(r"\bgfx(?:[0-9]{3,4}|9[0-9][a-f]|\d+(?:-\d+)?-generic)(?::[a-z]+[+-])*")
-_PY_LIST = re.compile(r"\[\s*'gfx[^\]]*\]")
-_VARIABLE = re.compile(r"(?:\b|(?<=-D))(?:AMDGPU_TARGETS|GPU_TARGETS|CMAKE_HIP_ARCHITECTURES|PYTORCH_ROCM_ARCH|HCC_AMDGPU_TARGETS?|"
+_TARGET = lazy(r"\bgfx(?:[0-9]{3,4}|9[0-9][a-f]|\d+(?:-\d+)?-generic)(?::[a-z]+[+-])*")
+_PY_LIST = lazy(r"\[\s*'gfx[^\]]*\]")
+_VARIABLE = lazy(r"(?:\b|(?<=-D))(?:AMDGPU_TARGETS|GPU_TARGETS|CMAKE_HIP_ARCHITECTURES|PYTORCH_ROCM_ARCH|HCC_AMDGPU_TARGETS?|"
                        r"ROCM_ARCH|AMDGPU_ARCH|OLLAMA_(?:ROCM_)?GFX|HIP_ARCHITECTURES)\s*[=:]\s*\"?(?P<v>[\w:;, +-]+)")
-_FLAG = re.compile(r"--(?:offload-arch|amdgpu-target|cuda-gpu-arch)[= ](?P<v>[\w:,+-]+)")
+_FLAG = lazy(r"--(?:offload-arch|amdgpu-target|cuda-gpu-arch)[= ](?P<v>[\w:,+-]+)")
 # A build script's or a program's own word for what it compiled: "Built for gfx1200:", "compiled for targets: gfx90a, gfx942"
-_BUILT_FOR = re.compile(r"\b(?:built|compiled|code objects?|kernels)\s+(?:only\s+)?for(?:\s+(?:targets?|arch(?:itecture)?s?))?:?\s+"
+_BUILT_FOR = lazy(r"\b(?:built|compiled|code objects?|kernels)\s+(?:only\s+)?for(?:\s+(?:targets?|arch(?:itecture)?s?))?:?\s+"
                         r"(?P<v>gfx[\w:+-]*(?:(?:[\s,;/]|\band\b)+gfx[\w:+-]*)*)", re.IGNORECASE)
-_SUPPORTED = re.compile(r"supported[_ ]types[=:]\s*\"?\[(?P<v>[^\]]*)\]")
+_SUPPORTED = lazy(r"supported[_ ]types[=:]\s*\"?\[(?P<v>[^\]]*)\]")
 # clang-offload-bundler --list / llvm-objdump --offloading entries, and libomptarget's "Found N image(s): (gfx90a)"
-_BUNDLE_ENTRY = re.compile(r"^\s*(?:hipv4|hip|openmp)-amdgcn-amd-amdhsa-*-(?P<v>gfx[\w:+-]+)\s*$|Found \d+ image\(s\): \((?P<w>[^)]*)\)")
+_BUNDLE_ENTRY = lazy(r"^\s*(?:hipv4|hip|openmp)-amdgcn-amd-amdhsa-*-(?P<v>gfx[\w:+-]+)\s*$|Found \d+ image\(s\): \((?P<w>[^)]*)\)")
 _NEEDLES = Needles(_PY_LIST, _VARIABLE, _FLAG, _SUPPORTED, _BUNDLE_ENTRY, _BUILT_FOR)
 
 

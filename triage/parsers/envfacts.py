@@ -12,42 +12,43 @@ from pathlib import PurePosixPath, PureWindowsPath
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.amdlog import is_system_path
 from triage.parsers.lines import Needles, is_sentence, readable
 
-GFX = re.compile(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
-_GENERIC = re.compile(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
-_TARGET_LIST = re.compile(r"gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx|offload-arch|AMDGPU_TARGETS"
+GFX = lazy(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
+_GENERIC = lazy(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
+_TARGET_LIST = lazy(r"gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx|offload-arch|AMDGPU_TARGETS"
                           r"|GPU_TARGETS|^\s*\d+\s+hip|supported types", re.I)
 # ollama's own record of the GPU it uses: "inference compute ... compute=gfx1100", "amdgpu is supported gpu_type=gfx1030".
-_GPU_IN_USE = re.compile(r"\b(?:gpu_type|compute)=(?P<g>gfx[0-9a-f]{3,4})\b")
-_SECONDARY = re.compile(r"\b(?:second|other|integrated|iGPU|APU|device 1|GPU 1|not used)\b", re.I)
-_GPU_LABEL = re.compile(r"(?:^|[\s*•|-])(?:\*\*)?(?:GPU|Graphics(?: card)?|Marketing Name)(?:\*\*)?\s*(?:0\s*)?[:\t]\s*(?:\*\*)?\s*(?P<name>[^(\n,]*[A-Za-z0-9][^(\n,]*)", re.I)
-_PRIMARY = re.compile(r"\b(?:GPU 0|device 0|HIP device 0)\b|^\s*Name:\s*gfx|\barch gfx", re.I)
+_GPU_IN_USE = lazy(r"\b(?:gpu_type|compute)=(?P<g>gfx[0-9a-f]{3,4})\b")
+_SECONDARY = lazy(r"\b(?:second|other|integrated|iGPU|APU|device 1|GPU 1|not used)\b", re.I)
+_GPU_LABEL = lazy(r"(?:^|[\s*•|-])(?:\*\*)?(?:GPU|Graphics(?: card)?|Marketing Name)(?:\*\*)?\s*(?:0\s*)?[:\t]\s*(?:\*\*)?\s*(?P<name>[^(\n,]*[A-Za-z0-9][^(\n,]*)", re.I)
+_PRIMARY = lazy(r"\b(?:GPU 0|device 0|HIP device 0)\b|^\s*Name:\s*gfx|\barch gfx", re.I)
 
-_OS_LABEL = re.compile(r"(?:^|[\s*•|-])(?:\*\*)?OS(?: / kernel)?(?:\*\*)?\s*[:\t]\s*(?:\*\*)?\s*(?P<v>[^,(\n]+?)\s*(?:[,(]|$)")
-_WINDOWS_NAME = re.compile(r"\bWindows (?:1[01]|Server \d{4})(?:[ -](?:64-bit|Pro|Home|\d{2}H\d))*", re.I)
-_KERNEL = re.compile(r"\b(?:kernel|Linux)(?: version)?[ :]+(?P<v>\d+\.\d+(?:\.\d+)*(?:-[\w.]+)*)")
-_DRIVER = re.compile(r"\b(?:amdgpu(?: driver)?|Driver(?: version)?)\s*[:\s]\s*`?(?P<v>\d+\.\d+(?:\.\d+)*)", re.I)
-_ROCM = re.compile(r"\b(?:System )?ROCm(?: version)?\s*[:\t ]\s*(?P<v>\d+\.\d+(?:\.\d+)?)\b", re.I)
-_ROCM_PATH = re.compile(r"(?<![\w/.-])(?P<p>/opt/rocm(?:-\d+\.\d+(?:\.\d+)?)?)(?=[/\s\"'`),:;]|$)")
-_COMPONENT_VERSIONS = re.compile(r"\b(?P<what>HIP|COMGR|LLVM)\s+(?P<v>\d+\.\d+[\w.+-]*)")
-_BUNDLED = re.compile(r"\b(?:bundled|ships?|shipped|component|packaged|engine/)\b", re.I)
-_SYSTEM = re.compile(r"/opt/rocm|/usr/lib|\bsystem\b|System32", re.I)
-_HIP_RUNTIME_PATH = re.compile(r"(?P<p>(?:[A-Za-z]:\\|/|\./)[^\s\"'`]*?(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*))")
-_ENV_ASSIGN = re.compile(
+_OS_LABEL = lazy(r"(?:^|[\s*•|-])(?:\*\*)?OS(?: / kernel)?(?:\*\*)?\s*[:\t]\s*(?:\*\*)?\s*(?P<v>[^,(\n]+?)\s*(?:[,(]|$)")
+_WINDOWS_NAME = lazy(r"\bWindows (?:1[01]|Server \d{4})(?:[ -](?:64-bit|Pro|Home|\d{2}H\d))*", re.I)
+_KERNEL = lazy(r"\b(?:kernel|Linux)(?: version)?[ :]+(?P<v>\d+\.\d+(?:\.\d+)*(?:-[\w.]+)*)")
+_DRIVER = lazy(r"\b(?:amdgpu(?: driver)?|Driver(?: version)?)\s*[:\s]\s*`?(?P<v>\d+\.\d+(?:\.\d+)*)", re.I)
+_ROCM = lazy(r"\b(?:System )?ROCm(?: version)?\s*[:\t ]\s*(?P<v>\d+\.\d+(?:\.\d+)?)\b", re.I)
+_ROCM_PATH = lazy(r"(?<![\w/.-])(?P<p>/opt/rocm(?:-\d+\.\d+(?:\.\d+)?)?)(?=[/\s\"'`),:;]|$)")
+_COMPONENT_VERSIONS = lazy(r"\b(?P<what>HIP|COMGR|LLVM)\s+(?P<v>\d+\.\d+[\w.+-]*)")
+_BUNDLED = lazy(r"\b(?:bundled|ships?|shipped|component|packaged|engine/)\b", re.I)
+_SYSTEM = lazy(r"/opt/rocm|/usr/lib|\bsystem\b|System32", re.I)
+_HIP_RUNTIME_PATH = lazy(r"(?P<p>(?:[A-Za-z]:\\|/|\./)[^\s\"'`]*?(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*))")
+_ENV_ASSIGN = lazy(
     r"\b(?P<k>LD_LIBRARY_PATH|LD_PRELOAD|HSA_OVERRIDE_GFX_VERSION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
     r"|CUDA_VISIBLE_DEVICES|HIP_DEVICE_LIB_PATH|ROCM_PATH|HIP_PATH|HSA_ENABLE_DXG_DETECTION|GPU_DEVICE_ORDINAL"
     r"|HSA_ENABLE_SDMA|HIP_LAUNCH_BLOCKING|AMD_SERIALIZE_KERNEL)(?:=|:[ \t]?)(?![A-Z][A-Z0-9_]*:)"  # not the next key
     r"(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`]*)"
 )
 # A GPU product named anywhere (derive/gpu.py maps it to its architecture with tables/gpus.yaml).
-_PRODUCT = re.compile(r"\bRadeon\b|\bInstinct\b|\bMI\d{2,3}[AX]?\b|\bRyzen AI\b|\bSteam Deck\b|\bBC-250\b", re.I)
-_LINUX_HINT = re.compile(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|Ubuntu|Debian|Fedora|Arch|NixOS", re.I)
-_WINDOWS_HINT = re.compile(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b", re.I)
+_PRODUCT = lazy(r"\bRadeon\b|\bInstinct\b|\bMI\d{2,3}[AX]?\b|\bRyzen AI\b|\bSteam Deck\b|\bBC-250\b", re.I)
+_LINUX_HINT = lazy(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|Ubuntu|Debian|Fedora|Arch|NixOS", re.I)
+_WINDOWS_HINT = lazy(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b", re.I)
 # WSL runs Linux programs (ROCm's Linux libraries) on a Windows host: the OS of the process is Linux.
-_WSL = re.compile(r"\bWSL2?\b|microsoft-standard-WSL|/dev/dxg|HSA_ENABLE_DXG_DETECTION|/usr/lib/wsl/", re.I)
+_WSL = lazy(r"\bWSL2?\b|microsoft-standard-WSL|/dev/dxg|HSA_ENABLE_DXG_DETECTION|/usr/lib/wsl/", re.I)
 
 
 def _gfx_score(text: str, where: Where, case: Case) -> int:

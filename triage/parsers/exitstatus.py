@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, readable
 from triage.parsers.codes import exit_status
 
-_EXIT = re.compile(
+_EXIT = lazy(
     r"\b(?:exit(?:ed)?(?:\s+with)?\s+(?:code|status)|exit_code|return(?:ed)?\s+code|ExitCode)\s*[:=]?\s*\(?"
     r"(?P<v>-?0x[0-9a-fA-F]+|-?\d+)\b",
     re.IGNORECASE,

@@ -8,15 +8,15 @@ line is missing.
 
 from __future__ import annotations
 
-import re
 
+from triage.lazy import lazy
 from triage.model import Case, Fault, Stack
 from triage.parsers.codes import ntstatus_name
 from triage.parsers.kernel import access_from_error
 from triage.parsers.lines import readable
 
-_ATT_OPERAND = re.compile(r"(?P<disp>-?0x[0-9a-fA-F]+|-?\d+)?\(%(?P<base>\w+)")
-_INTEL_OPERAND = re.compile(r"\[(?P<base>[a-z0-9]+)\s*(?:(?P<sign>[+-])\s*(?P<disp>0x[0-9a-fA-F]+|\d+))?\]")
+_ATT_OPERAND = lazy(r"(?P<disp>-?0x[0-9a-fA-F]+|-?\d+)?\(%(?P<base>\w+)")
+_INTEL_OPERAND = lazy(r"\[(?P<base>[a-z0-9]+)\s*(?:(?P<sign>[+-])\s*(?P<disp>0x[0-9a-fA-F]+|\d+))?\]")
 
 
 def _displacement(text: str | None) -> int:

@@ -20,19 +20,20 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case
 from triage.parsers.codes import HIP_ERROR_TEXTS, HIP_ERRORS
 from triage.parsers.lines import Needles
 
-_NAME = re.compile(r"\bhipError(?!_t\b)(?P<name>[A-Z]\w{2,40})\b")
+_NAME = lazy(r"\bhipError(?!_t\b)(?P<name>[A-Z]\w{2,40})\b")
 # "<HIP word> ... error|code|status|returned|failed with N" within one clause of the line.
 _HIP_WORD = r"(?:\bhip[A-Z]\w{2,40}\b|\bHIP\b|\bROCm\b|\bhip\b)"  # a HIP call, or HIP / ROCm named
-_NUMBER = re.compile(
+_NUMBER = lazy(
     _HIP_WORD + r"[^\n;]{0,60}?\b(?:error(?:\s+code)?|err|code|status|returned|result|failed\s+with(?:\s+error)?)"
     r"\s*[:=#]?\s*\(?(?P<n>\d{1,4})\b(?![.\d]|\s*(?:MiB|GiB|MB|GB|bytes|%|s\b|ms\b))"
 )
 # "HIP error: invalid device function", "hipMalloc failed: out of memory", "ROCm error: ..."
-_TEXT = re.compile(_HIP_WORD + r"[^\n]{0,40}?\b(?:error|failed)\b[^\n:]{0,20}:\s*(?P<text>"
+_TEXT = lazy(_HIP_WORD + r"[^\n]{0,40}?\b(?:error|failed)\b[^\n:]{0,20}:\s*(?P<text>"
                    + "|".join(re.escape(t) for t in sorted(HIP_ERROR_TEXTS, key=len, reverse=True)) + r")\b",
                    re.IGNORECASE)
 _BY_TEXT = {t.lower(): name for t, name in HIP_ERROR_TEXTS.items()}

@@ -14,12 +14,12 @@ shape. ``comm`` is cut by the kernel at 15 characters.
 
 from __future__ import annotations
 
-import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, KernelFault, Where
 from triage.parsers.lines import Needles
 
-_SEGFAULT = re.compile(
+_SEGFAULT = lazy(
     r"(?<![^\s:])(?P<comm>[^\[\]\n:]{1,15}?)\[(?P<pid>[^\]\s]{0,12})\]:?\s+"
     r"(?:segfault at (?P<addr>[0-9a-fA-F]+|\.{3}|<[\w ]+>) ip (?P<ip>\S+)(?: sp \S+)? error (?P<err>\d+)"
     r"|general protection fault ip:(?P<gip>\S+)(?: sp:\S+)? error:(?P<gerr>\d+))"

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, readable
 
-_COMMAND = re.compile(r"^\$\s+ldd\s+(?P<p>\S+)\s*$")
-_LIBRARY = re.compile(r"^\s+(?P<name>[\w.+-]+\.so(?:\.[\w.]+)?)(?:\s+=>\s+(?:(?P<path>/\S+)|not found))?(?:\s+\(0x[0-9a-fA-F]+\))?\s*$")
+_COMMAND = lazy(r"^\$\s+ldd\s+(?P<p>\S+)\s*$")
+_LIBRARY = lazy(r"^\s+(?P<name>[\w.+-]+\.so(?:\.[\w.]+)?)(?:\s+=>\s+(?:(?P<path>/\S+)|not found))?(?:\s+\(0x[0-9a-fA-F]+\))?\s*$")
 # Libraries of a GPU compute or graphics stack: AMD's, NVIDIA's, and the vendor-neutral loaders.
-GPU_LIBRARY = re.compile(
+GPU_LIBRARY = lazy(
     r"^lib(?:amdhip64|hsa-runtime64|hsa-ext-\w+|amdocl(?:64|32)?|hsakmt|amd_comgr|hiprtc|rocblas|hipblas(?:lt)?|MIOpen|rccl|rocfft|rocsparse"
     r"|rocsolver|rocrand|hiprand|roctracer64|rocprofiler\w*|drm_amdgpu|cuda|cudart|cublas\w*|cudnn\w*|nvrtc|nvidia-\w+"
     r"|nccl|OpenCL|vulkan|ggml-hip|ggml-cuda|torch_hip|torch_cuda|c10_hip|c10_cuda)\b", re.IGNORECASE)

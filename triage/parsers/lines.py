@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterator
 
 from triage import deadline
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.resources import cache_dir, read_cached, write_cached
 from triage.scan.scanner import LineScanner, build_key
@@ -32,12 +33,12 @@ def readable(text: str) -> bool:
     return len(text) <= MAX_LINE
 
 
-_WORD = re.compile(r"[A-Za-z][a-z']+")
+_WORD = lazy(r"[A-Za-z][a-z']+")
 _STOPWORDS = frozenset(
     "a an and are as at be but by for from has have i in is it its my no not of on or so that the this to "
     "was were which with without we you instead because when then also only still tried".split()
 )
-_MACHINE_MARK = re.compile(
+_MACHINE_MARK = lazy(
     r"^\s*[\w.\[\]-]+:\s|^\W*[\w.]+ (?:error|warning)\s*:|\b(?:hip|hsa|cuda)Error[A-Z]\w*|HSA_STATUS_\w+"
     r"|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}="
     # Windows' loader speaks in sentences: "The procedure entry point X could not be located in the dynamic link library"
@@ -57,12 +58,12 @@ _MACHINE_MARK = re.compile(
 )
 # A record's label of up to five words ("Marketing Name: "); one whitespace between words keeps it linear in the
 # line's length (a run of optional separators between greedy words would try every split of a long word).
-_LABEL = re.compile(r"^\W{0,4}[A-Za-z][\w.()/-]*(?:\s[A-Za-z][\w.()/-]*){0,4}\s?:\s")
-_PIP = re.compile(r"\brequires [^,\n]{1,80}, but you have ")  # pip's resolver addresses the user, as a program
-_ENV_LABEL = re.compile(r"(?i)\b(?:GPU|CPU|OS|ROCm|HIP|driver|kernel|version|arch|device|runtime|component|system"
+_LABEL = lazy(r"^\W{0,4}[A-Za-z][\w.()/-]*(?:\s[A-Za-z][\w.()/-]*){0,4}\s?:\s")
+_PIP = lazy(r"\brequires [^,\n]{1,80}, but you have ")  # pip's resolver addresses the user, as a program
+_ENV_LABEL = lazy(r"(?i)\b(?:GPU|CPU|OS|ROCm|HIP|driver|kernel|version|arch|device|runtime|component|system"
                         r"|graphics|platform|python|torch|environment|env|distro|model|card|APU|name)\b")
-_PERSON = re.compile(r"(?i:\b(?:i'm|i've|i'd|my|me|we|our|us|you|your)\b)|\bI\b|(?:^|[.!?]\s+)i\s")
-_QUOTED = re.compile(r"`[^`]*`|\S*[=/\\]\S*")  # code spans, assignments and paths a sentence may quote
+_PERSON = lazy(r"(?i:\b(?:i'm|i've|i'd|my|me|we|our|us|you|your)\b)|\bI\b|(?:^|[.!?]\s+)i\s")
+_QUOTED = lazy(r"`[^`]*`|\S*[=/\\]\S*")  # code spans, assignments and paths a sentence may quote
 
 
 def _sentence_words(text: str) -> tuple[int, int]:
@@ -108,8 +109,6 @@ class Needles:
         made of digits and separators (``\\d+\\.\\d+``), slow to look for in every line of a long log."""
         patterns = [needle if isinstance(needle, str) else (
             f"(?i:{needle.pattern})" if needle.flags & re.IGNORECASE else needle.pattern) for needle in needles]
-        for pattern in patterns:
-            re.compile(pattern)  # a broken needle fails at import, in every test run
         self._pass = _HEAD if head else _WHOLE
         self.slots = self._pass.add(patterns, exact)
 

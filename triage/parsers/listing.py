@@ -10,15 +10,15 @@ came with its device libraries.
 
 from __future__ import annotations
 
-import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, Walk
 
-_COMMAND = re.compile(r"^\s*(?:\$|#|PS [^>]*>|>)\s*(?:ls|dir|tree|find)\b")
-_LONG = re.compile(r"^[-dl][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+\d+\s+\w+\s+\d+\s+[\d:]+\s+(?P<name>.+?)(?: -> .*)?$")
-_NAME = re.compile(r"^(?:[\w.+@-]+/?|\.\.\.)$")
-_FILEISH = re.compile(r"\.(?:so(?:\.\d+)*|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)$|/$")
+_COMMAND = lazy(r"^\s*(?:\$|#|PS [^>]*>|>)\s*(?:ls|dir|tree|find)\b")
+_LONG = lazy(r"^[-dl][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+\d+\s+\w+\s+\d+\s+[\d:]+\s+(?P<name>.+?)(?: -> .*)?$")
+_NAME = lazy(r"^(?:[\w.+@-]+/?|\.\.\.)$")
+_FILEISH = lazy(r"\.(?:so(?:\.\d+)*|dll|exe|json|bc|dat|co|hsaco|txt|yaml|py|bin)$|/$")
 # A command line, an ``ls -l`` line, or a line of names one of which looks like a file: a listing
 # that no command introduces is one of those, and one that a command introduces is read line by
 # line after it.

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import datetime
 import json
-import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import MAX_LINE
 
 FORMAT = "hip-triage-collect"
-_UTC = re.compile(r"(?P<day>\d{4}-\d\d-\d\d)T\d\d:\d\d:\d\dZ")
-_MARK = re.compile(r'"format"\s*:\s*"hip-triage-collect"')
-_SIGNAL = re.compile(r"[A-Z][A-Z0-9]{0,11}")
-_KEY = re.compile(r'^\s*("(?:[^"\\]|\\.)*")\s*:')
+_UTC = lazy(r"(?P<day>\d{4}-\d\d-\d\d)T\d\d:\d\d:\d\dZ")
+_MARK = lazy(r'"format"\s*:\s*"hip-triage-collect"')
+_SIGNAL = lazy(r"[A-Z][A-Z0-9]{0,11}")
+_KEY = lazy(r'^\s*("(?:[^"\\]|\\.)*")\s*:')
 MAX_CHARS = 4 << 20
 # The kinds of input each item of a bundle is (the report asks only for kinds a case lacks). The
 # command's own output was captured with AMD_LOG_LEVEL set: it is the runtime's log, whatever it says.

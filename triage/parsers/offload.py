@@ -12,16 +12,16 @@ bundles, so a target present in fewer bundles than that is missing from some of 
 
 from __future__ import annotations
 
-import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, OffloadTargets, Where
 from triage.parsers.lines import Needles
 
-_COUNT = re.compile(r"^\s*(?P<n>\d+)\s+(?:hip[a-z0-9]*|openmp)-amdgcn-amd-amdhsa-+(?P<t>gfx[0-9a-z]+(?:-\d+)?(?:-generic)?(?::[\w+-]+)*)(?=\s|$)")
-_MARKERS = re.compile(r"\b(?P<n>\d+)\s+(?:x\s+)?`?__CLANG_OFFLOAD_BUNDLE__")
+_COUNT = lazy(r"^\s*(?P<n>\d+)\s+(?:hip[a-z0-9]*|openmp)-amdgcn-amd-amdhsa-+(?P<t>gfx[0-9a-z]+(?:-\d+)?(?:-generic)?(?::[\w+-]+)*)(?=\s|$)")
+_MARKERS = lazy(r"\b(?P<n>\d+)\s+(?:x\s+)?`?__CLANG_OFFLOAD_BUNDLE__")
 _NEAR = 20
 # The file a count was made from: the last word before the first pipe of the grep command.
-_GREP_FILE = re.compile(r"\bgrep\b[^|]*?\s(?P<file>[^\s|'\"-][^\s|'\"]*)\s*\|")
+_GREP_FILE = lazy(r"\bgrep\b[^|]*?\s(?P<file>[^\s|'\"-][^\s|'\"]*)\s*\|")
 # What each pattern above cannot match without: a line holding none of these is read by none.
 _NEEDLES = Needles("-amdgcn-amd-amdhsa-", "__CLANG_OFFLOAD_BUNDLE__", "grep")
 

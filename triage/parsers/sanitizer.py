@@ -20,19 +20,19 @@ away) still names the module and offset of the top frame.
 
 from __future__ import annotations
 
-import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles, readable
 
 _TOOLS = r"(?:Address|UndefinedBehavior|HWAddress|Memory|Leak|Thread)Sanitizer"
-_ERROR = re.compile(
+_ERROR = lazy(
     r"==\d+==\s*ERROR: (?P<tool>" + _TOOLS + r"): (?P<what>[\w-]+)"
     r"(?: on (?:unknown )?address(?: (?P<addr>0x[0-9a-fA-F]+))?| on (?P<addr2>0x[0-9a-fA-F]+))?")
-_CAUSE = re.compile(r"==\d+==The signal is caused by a (?P<rw>READ|WRITE|UNKNOWN) memory access")
-_HIGH_ADDRESS = re.compile(r"==\d+==Hint: this fault was caused by a dereference of a high value address")
-_ACCESS = re.compile(r"^\s*(?P<rw>READ|WRITE) of size \d+ at (?P<addr>0x[0-9a-fA-F]+)")
-_SUMMARY = re.compile(r"^\s*SUMMARY: (?P<tool>" + _TOOLS + r"): (?P<what>[\w-]+) \((?P<module>[^()\s]+)\+(?P<off>0x[0-9a-fA-F]+)\)"
+_CAUSE = lazy(r"==\d+==The signal is caused by a (?P<rw>READ|WRITE|UNKNOWN) memory access")
+_HIGH_ADDRESS = lazy(r"==\d+==Hint: this fault was caused by a dereference of a high value address")
+_ACCESS = lazy(r"^\s*(?P<rw>READ|WRITE) of size \d+ at (?P<addr>0x[0-9a-fA-F]+)")
+_SUMMARY = lazy(r"^\s*SUMMARY: (?P<tool>" + _TOOLS + r"): (?P<what>[\w-]+) \((?P<module>[^()\s]+)\+(?P<off>0x[0-9a-fA-F]+)\)"
                       r"(?: in (?P<symbol>\S+))?")
 _NEEDLES = Needles(_ERROR, _CAUSE, _HIGH_ADDRESS, _ACCESS, _SUMMARY)
 

@@ -8,12 +8,12 @@ Example::
 
 from __future__ import annotations
 
-import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, readable
 
-_CALL = re.compile(
+_CALL = lazy(
     r"^\s*(?:\[pid\s+\d+\]\s*|\d+\s+)?(?P<call>access|faccessat2?|open|openat|stat|lstat|newfstatat|statx|execve|readlink)"
     r"\((?:AT_FDCWD,\s*)?\"(?P<path>[^\"]*)\".*?\)\s*=\s*(?P<ret>-?\d+)(?:\s+(?P<errno>E[A-Z]+))?"
 )

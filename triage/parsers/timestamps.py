@@ -26,20 +26,20 @@ outranks both.
 from __future__ import annotations
 
 import datetime
-import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, readable
 from triage.scan.scanner import lines_matching
 
 _MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
-_ISO = re.compile(r"(?<!\d)(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)(?:T|,?[ \t]+)(?P<H>\d\d):(?P<M>\d\d)")
-_GO = re.compile(r"(?<!\d)(?P<y>\d{4})/(?P<m>\d\d)/(?P<d>\d\d)(?:[ \t]+-)?[ \t]+(?P<H>\d\d):(?P<M>\d\d)")
-_CTIME = re.compile(
+_ISO = lazy(r"(?<!\d)(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)(?:T|,?[ \t]+)(?P<H>\d\d):(?P<M>\d\d)")
+_GO = lazy(r"(?<!\d)(?P<y>\d{4})/(?P<m>\d\d)/(?P<d>\d\d)(?:[ \t]+-)?[ \t]+(?P<H>\d\d):(?P<M>\d\d)")
+_CTIME = lazy(
     r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),?[ \t]+(?P<mon>" + "|".join(_MONTHS) + r")[ \t]+(?P<d>\d{1,2})[ \t]+"
     r"(?P<H>\d\d):(?P<M>\d\d):\d\d(?:[ \t]+[A-Z]{2,5}(?:[+-]\d{1,4})?)?[ \t]+(?P<y>\d{4})\b"
 )
-_SOFTWARE_DATE = re.compile(
+_SOFTWARE_DATE = lazy(
     r"(?i:\b(?:built|compiled|released|copyright)\b|\b(?:build|release)(?:[ _-]?(?:date|time))?\s*[:=])|\(c\)"
 )
 _FAILURE_WORDS = r"(?i:error|fail|fault|abort|crash|panic|killed|terminated|exception)"

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case
 from triage.parsers.lines import Needles
 
-_AMD_STRONG = re.compile(
+_AMD_STRONG = lazy(
     r"\bgfx\d{3,4}\b|\bgfx9\d[ac]\b|\bRadeon\b|\bInstinct\b|libamdhip64|amdhip64|\bROCm\b|/opt/rocm|\bhipError\w+"
     r"|HSA_STATUS_\w+|\bamdgpu\b|librocblas|rocBLAS|hipBLASLt|MIOpen|AMD_LOG_LEVEL|HSA_OVERRIDE_GFX_VERSION"
     r"|HIP_LAUNCH_BLOCKING=1|AMD_SERIALIZE_KERNEL|TORCH_USE_HIP_DSA|\+rocm\d"
     # a Radeon model number however short ("RX 580", "rx7900xtx"), AMD's PCI vendor id (lspci -nn, vfio, ollama's name=)
     r"|\b(?i:RX) ?\d{3,4}(?:\s?XTX?|\s?GRE)?\b|\[1002:[0-9a-fA-F]{4}\]|\bname=1002:[0-9a-fA-F]{4}\b")
 # ZLUDA runs CUDA programs on AMD GPUs through a stand-in nvcuda.dll: its lines name NVIDIA's files on an AMD GPU.
-_ZLUDA = re.compile(r"zluda", re.IGNORECASE)
-_AMD_WEAK = re.compile(r"\bhip[A-Z]\w+\(|\bHIP\b|\bhsa_\w+|\bkfd\b|/dev/kfd")
-_NVIDIA_STRONG = re.compile(
+_ZLUDA = lazy(r"zluda", re.IGNORECASE)
+_AMD_WEAK = lazy(r"\bhip[A-Z]\w+\(|\bHIP\b|\bhsa_\w+|\bkfd\b|/dev/kfd")
+_NVIDIA_STRONG = lazy(
     r"\bNVIDIA\b|\bGeForce\b|\bQuadro\b|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b|libcuda\.so|nvcuda\.dll|nvidia-smi"
     r"|\bcuDNN\b|libcudart|cudart64|CUDA driver version|NVRTC|\bsm_\d{2,3}\b|\[10de:[0-9a-fA-F]{4}\]"
     # PyTorch's error epilogue names the debug switches of the build it came from
@@ -31,11 +32,11 @@ _NVIDIA_STRONG = re.compile(
 
 # A CUDA library that could not be found is no sign of an NVIDIA GPU (AMD machines miss libcuda.so.1 all the time);
 # only an NVIDIA device's name (NVIDIA_DEVICE) on such a line still counts.
-_MISSING = re.compile(r"cannot open shared object file|No such file|not found|could not be (?:found|loaded|located)"
+_MISSING = lazy(r"cannot open shared object file|No such file|not found|could not be (?:found|loaded|located)"
                       r"|(?:cannot|failed to|unable to|could not) (?:be )?(?:load|open|find)", re.IGNORECASE)
 # An NVIDIA device's name: the one NVIDIA evidence that stands on a missing-library line and under ZLUDA
 # (derive/vendor.py), where NVIDIA's files and switches are no sign of an NVIDIA GPU.
-NVIDIA_DEVICE = re.compile(r"\bNVIDIA (?:GeForce|RTX|Quadro|Tesla|TITAN|Jetson|DGX|[AHLT]\d{1,4}[A-Z]?\b)|\bGeForce\b|\bQuadro\b"
+NVIDIA_DEVICE = lazy(r"\bNVIDIA (?:GeForce|RTX|Quadro|Tesla|TITAN|Jetson|DGX|[AHLT]\d{1,4}[A-Z]?\b)|\bGeForce\b|\bQuadro\b"
                            r"|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b|\bTITAN [XVR]\b")
 _NEEDLES = Needles(_AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG, _ZLUDA)
 STRONG, WEAK = 3, 1

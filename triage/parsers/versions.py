@@ -17,25 +17,26 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, is_sentence, readable
 
-_WHEEL = re.compile(r"\+rocm(?P<v>\d+\.\d+(?:\.\d+)?)\b|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
+_WHEEL = lazy(r"\+rocm(?P<v>\d+\.\d+(?:\.\d+)?)\b|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
                     r"|ROCM used to build PyTorch:\s*(?P<b>\d+\.\d+(?:\.\d+)?)"
                     r"|\brocm_v(?P<o>\d+(?:\.\d+)?)\b")  # ollama's runner built for a ROCm release (rocm_v6, rocm_v60102)
-_RUNTIME = re.compile(r"\bHIP (?:runtime )?version\s*[:=]\s*(?P<v>\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
-_PATH = re.compile(r"(?<![\w.-])/opt/rocm-(?P<v>\d+\.\d+(?:\.\d+)?)(?=[/\s\"'`),:;]|$)"
+_RUNTIME = lazy(r"\bHIP (?:runtime )?version\s*[:=]\s*(?P<v>\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
+_PATH = lazy(r"(?<![\w.-])/opt/rocm-(?P<v>\d+\.\d+(?:\.\d+)?)(?=[/\s\"'`),:;]|$)"
                    r"|\\AMD\\ROCm\\(?P<w>\d+\.\d+)\\", re.IGNORECASE)  # and the HIP SDK's C:\Program Files\AMD\ROCm\6.1\
-_PACKAGE = re.compile(
+_PACKAGE = lazy(
     r"(?<![\w-])(?:rocm-core|rocm-hip-runtime|rocm-hip-sdk|rocm-libs|rocm-dev|rocm-language-runtime|hip-runtime-amd"
     r"|rocm-opencl-runtime|rocm-hip-libraries)(?:/\S+)?(?:[ \t]+|-)(?:\d+:)?(?P<v>\d+\.\d+\.\d+)")
 # `apt show rocm-core` / `dpkg -s`: "Package: rocm-core" and, a few lines on, "Version: 6.4.0.60400-47~22.04".
-_PACKAGE_NAME = re.compile(r"^Package:\s*(?:rocm-core|rocm-hip-runtime|hip-runtime-amd|rocm-libs|rocm-dev|rocm-hip-sdk)\s*$")
-_PACKAGE_VERSION = re.compile(r"^Version:\s*(?:\d+:)?(?P<v>\d+\.\d+\.\d+)")
+_PACKAGE_NAME = lazy(r"^Package:\s*(?:rocm-core|rocm-hip-runtime|hip-runtime-amd|rocm-libs|rocm-dev|rocm-hip-sdk)\s*$")
+_PACKAGE_VERSION = lazy(r"^Version:\s*(?:\d+:)?(?P<v>\d+\.\d+\.\d+)")
 # `cat /opt/rocm/.info/version` prints the release on a line of its own.
-_INFO_VERSION = re.compile(r"\.info/version\b")
-_BARE_VERSION = re.compile(r"^\s*(?P<v>\d+\.\d+\.\d+)(?:[-.]\w+)*\s*$")
-_LIBRARY = re.compile(r"\bamdhip64_(?P<d>\d+)\.dll\b|\blibamdhip64\.so\.(?P<s>\d+)\b", re.IGNORECASE)
+_INFO_VERSION = lazy(r"\.info/version\b")
+_BARE_VERSION = lazy(r"^\s*(?P<v>\d+\.\d+\.\d+)(?:[-.]\w+)*\s*$")
+_LIBRARY = lazy(r"\bamdhip64_(?P<d>\d+)\.dll\b|\blibamdhip64\.so\.(?P<s>\d+)\b", re.IGNORECASE)
 
 _NEEDLES = Needles(_WHEEL, _RUNTIME, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
                    _BARE_VERSION)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles, readable
 
@@ -47,37 +48,37 @@ _SEP = r"[ \t\u00a0]*[:：=\t][ \t\u00a0]*"
 
 def _labelled(kind: str, value: str) -> re.Pattern[str]:
     names = "|".join(re.escape(n).replace(r"\ ", r"\s*") for n in _LABELS[kind])
-    return re.compile(rf"(?P<lead>^\W{{0,3}})?(?:{names}){_SEP}{value}", re.IGNORECASE)
+    return lazy(rf"(?P<lead>^\W{{0,3}})?(?:{names}){_SEP}{value}", re.IGNORECASE)
 
 
 _EXCEPTION = _labelled("code", r"(?:0x)?(?P<c>[0-9a-fA-F]{8})\b")
 _FAULTING_MODULE = _labelled("module", r"(?P<m>[^\s,，、:：]+)(?:\s*[,，、]\s*(?:version|Version|versión|версия|版本|バージョン|버전)"
                                        r"[ \t\u00a0]*[:：]?[ \t\u00a0]*(?P<v>\d+(?:\.\d+){1,3}))?")
 _FAULT_OFFSET = _labelled("offset", r"(?:0x)?(?P<o>[0-9a-fA-F]{4,16})\b")
-_FRAME = re.compile(
+_FRAME = lazy(
     r"^\s*(?P<a>0x[0-9A-Fa-f]{6,16}),\s*(?P<path>[^,()]+?)\s*"
     r"(?:\((?P<base>0x[0-9A-Fa-f]+)\)\s*\+\s*(?P<off>0x[0-9A-Fa-f]+))?\s*"
     r"(?:,\s*(?P<sym>[^,]+?)(?:\s*\+\s*(?P<soff>0x[0-9A-Fa-f]+))?)?\s*$"
 )
-_WINDBG = re.compile(
+_WINDBG = lazy(
     r"^\s*(?P<i>[0-9a-fA-F]{2})\s+[0-9a-fA-F`]{8,17}\s+[0-9a-fA-F`]{8,17}\s+"
     r"(?P<m>[\w.-]+?)(?:!(?P<s>[^+\s]+))?(?:\+(?P<o>0x[0-9a-fA-F]+))?(?:\s|$)"
 )
 # PyTorch's crash handler on Windows: "0x00007FFCED7FCDE7, torch_hip.dll + 0x25BCDE7 byte(s)", and on the
 # next line, indented, the symbol when it knows one: "  at::cuda::_scaled_mm_v2() + 0x487 byte(s)".
-_HANDLER_FRAME = re.compile(r"^\s*(?P<a>0x[0-9A-Fa-f]{6,16}),\s*(?P<m>[^,()]+?)\s*\+\s*(?P<off>0x[0-9A-Fa-f]+)\s*byte\(s\)\s*$")
-_HANDLER_SYMBOL = re.compile(r"^\s+(?P<s>[A-Za-z_~][^\n]*?)\s*\+\s*(?P<off>0x[0-9A-Fa-f]+)\s*byte\(s\)\s*$")
+_HANDLER_FRAME = lazy(r"^\s*(?P<a>0x[0-9A-Fa-f]{6,16}),\s*(?P<m>[^,()]+?)\s*\+\s*(?P<off>0x[0-9A-Fa-f]+)\s*byte\(s\)\s*$")
+_HANDLER_SYMBOL = lazy(r"^\s+(?P<s>[A-Za-z_~][^\n]*?)\s*\+\s*(?P<off>0x[0-9A-Fa-f]+)\s*byte\(s\)\s*$")
 # Visual Studio's Call Stack window: "module!function(args) Line N\tLanguage", or "module!ADDRESS()" without symbols.
-_VISUAL_STUDIO = re.compile(
+_VISUAL_STUDIO = lazy(
     r"^\s*>?\s*(?P<m>[\w. -]+?\.(?:dll|exe|pyd|sys|DLL|EXE))!(?:(?P<a>[0-9a-fA-F]{8,16})\(\)"
     r"|(?P<s>[A-Za-z_~][\w:~<>,*& ]*?)(?:\(.*\))?(?:\s+Line\s+(?P<l>\d+))?)\s*(?:\t.*)?$")
 # One-line crash summaries: "amdhip64.dll -> hipMemUnmap + 340128 - Access Violation reading location 0x00000020".
-_SUMMARY = re.compile(
+_SUMMARY = lazy(
     r"(?P<m>[\w.-]+\.(?:dll|exe|DLL|EXE))\s*->\s*(?P<s>[A-Za-z_][\w:~]*)\s*\+\s*(?P<o>\d+|0x[0-9a-fA-F]+)\s*-\s*"
     r"(?P<what>Access Violation|Stack Overflow|Illegal Instruction|Integer Divide by Zero)"
     r"(?:\s+(?P<rw>reading|writing|executing)(?:\s+location)?\s+(?P<addr>0x[0-9a-fA-F]+))?", re.IGNORECASE)
 # ctypes' OSError for a native exception in a call, and faulthandler's report of one.
-_PYTHON = re.compile(
+_PYTHON = lazy(
     r"\b(?:OSError|WindowsError): exception: (?P<what>access violation|stack overflow|integer divide by zero|"
     r"illegal instruction)(?: (?P<rw>reading|writing|executing) (?P<addr>0x[0-9a-fA-F]+))?"
     r"|^Windows fatal exception: (?P<fatal>access violation|stack overflow|illegal instruction|"

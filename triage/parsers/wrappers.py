@@ -20,14 +20,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from triage.lazy import lazy
 from triage.model import Artifact
 
 _CLOCK = r"(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
 # journald / syslog: a clock, the host, the program and its pid (syslog's clock: the pid may be absent).
-_JOURNAL = re.compile(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d [\w.-]+ (?P<ident>[\w.@()/-]{1,64}?)(?:\[\d{1,10}\])?"
+_JOURNAL = lazy(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d [\w.-]+ (?P<ident>[\w.@()/-]{1,64}?)(?:\[\d{1,10}\])?"
                       r"|" + _CLOCK + r" [\w.-]+ (?P<ident2>[\w.@()/-]{1,64}?)\[\d{1,10}\]): ")
 # A kernel line in journald's or syslog's form: left whole for the kernel-log parsers.
-_KERNEL = re.compile(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d|" + _CLOCK + r") [\w.-]+ kernel: ")
+_KERNEL = lazy(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d|" + _CLOCK + r") [\w.-]+ kernel: ")
 # One of these, each anchored at the start of what is left of the line.
 _SIMPLE = (
     re.compile(r"\[pod/[^\]\s]{1,200}\] "),  # kubectl logs --prefix
@@ -36,10 +37,10 @@ _SIMPLE = (
     re.compile(r"(?:> )+"),  # a quoted reply (not Python's >>> prompt: it has no space after the first >)
 )
 # docker compose: "service-1  | ": taken only for a service name on several lines of the file.
-_COMPOSE = re.compile(r"(?P<service>[\w.-]{1,64}?)(?:[-_]\d{1,3})? *\| ")
+_COMPOSE = lazy(r"(?P<service>[\w.-]{1,64}?)(?:[-_]\d{1,3})? *\| ")
 _COMPOSE_MIN_LINES = 2
 # Any line that may start with a prefix: most logs have none, and one search of the text says so.
-_ANY = re.compile(r"^(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| )",
+_ANY = lazy(r"^(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| )",
                   re.MULTILINE)
 _ROUNDS = 3  # a quoted journal line carries two prefixes, a quoted timestamped journal line three
 

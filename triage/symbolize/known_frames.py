@@ -24,17 +24,17 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from triage.lazy import lazy
 from triage.model import Case
 from triage.resources import data_dir, load_yaml
 
-_SONAME = re.compile(r"^(?P<base>.+?\.so)(?:\.(?P<ver>\d+(?:\.\d+)*))?$")
+_SONAME = lazy(r"^(?P<base>.+?\.so)(?:\.(?P<ver>\d+(?:\.\d+)*))?$")
 
 
 @dataclass

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import yaml
 
+from triage.lazy import lazy
 from triage.model import Case
 from triage.symbolize.known_frames import Build, find, load, module_build_id, module_version, split_module
 
-_TOP_LEVEL_KEY = re.compile(r"^[^\s#][^:]*:")
-_FRAMES_KEY = re.compile(r"^frames:\s*(?P<empty>\{\s*\})?\s*(?:#.*)?$")
+_TOP_LEVEL_KEY = lazy(r"^[^\s#][^:]*:")
+_FRAMES_KEY = lazy(r"^frames:\s*(?P<empty>\{\s*\})?\s*(?:#.*)?$")
 
 
 class LearnError(Exception):
