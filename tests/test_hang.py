@@ -167,3 +167,16 @@ def test_a_backtrace_running_inside_a_copy_is_no_hang() -> None:
             "#1  0x00007fffe2a31c55 in hipMemcpy () from /opt/rocm/lib/libamdhip64.so.6\n"
             "#2  0x000055555555a41c in upload (n=4096) at app.cpp:42\n")
     assert "process_hung" not in facts(text)
+
+
+def test_opencl_finish_in_a_java_program() -> None:
+    """gdb attached to a JVM whose OpenCL thread (TornadoVM, Aparapi) waits in clFinish on ROCm's OpenCL."""
+    text = ('Thread 27 (Thread 0x7f2a0cdfe640 (LWP 61234) "java"):\n'
+            "#0  0x00007f2a4b11e9cf in __GI___ioctl (fd=5, request=3222817548) at ../sysdeps/unix/sysv/linux/ioctl.c:36\n"
+            "#1  0x00007f29e8a4f10c in hsaKmtWaitOnEvent_Ext () from /opt/rocm/lib/libhsakmt.so.1\n"
+            "#2  0x00007f29e8b0b7e2 in rocr::core::InterruptSignal::WaitRelaxed(hsa_signal_condition_t, long, unsigned long, hsa_wait_state_t) () from /opt/rocm/lib/libhsa-runtime64.so.1\n"
+            "#3  0x00007f29e9c61d5e in amd::HostQueue::finish(bool) () from /opt/rocm/lib/libamdocl64.so\n"
+            "#4  0x00007f29e9bf1a2c in clFinish () from /opt/rocm/lib/libamdocl64.so\n"
+            "#5  0x00007f29f0a3c118 in Java_uk_ac_manchester_tornado_drivers_opencl_OCLCommandQueue_clFinish () from /tmp/libtornado-opencl.so\n")
+    got = facts(text)
+    assert got["process_hung"] == "yes" and got["hung_in"] == "clFinish (libamdocl64.so)"

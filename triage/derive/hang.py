@@ -41,7 +41,7 @@ def _stack_calls(case: Case) -> list[tuple[str, Where, str]]:
         calls = [(f, name) for f in stack.frames[:TOP_FRAMES] if f.symbol and (name := native_gpu_call(f.symbol))]
         if not calls:
             continue
-        api = [c for c in calls if c[1].startswith("hip")]
+        api = [c for c in calls if c[1].startswith(("hip", "cl"))]
         frame, name = (api or calls)[0]
         module = (frame.module or "").replace("\\", "/").rsplit("/", 1)[-1]
         found.append((f"{name} ({module})" if module else name, frame.where, frame.text))

@@ -23,7 +23,7 @@ import re
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, readable
 
-# A blocking HIP / HSA call as a native frame names it (gdb, coredumpctl, py-spy --native): the HIP API
+# A blocking HIP / HSA / OpenCL call as a native frame names it (gdb, coredumpctl, py-spy --native): the API
 # calls that wait for the GPU, the HSA signal waits they end in, and the runtime's own waits under them.
 # The HSA runtime's event thread (AsyncEventsLoop, hsa_amd_signal_wait_any / WaitAny) waits in every
 # ROCm process and is left out.
@@ -31,7 +31,8 @@ GPU_WAIT = re.compile(
     r"(?:^|::|\b)(?P<call>hip(?:Device|Stream|Event|Ctx)Synchronize|hipMemcpy(?!\w*Async)\w*|hipFree\b"
     r"|hipStreamWaitEvent|hipGraphLaunch|ihipStreamSynchronize|hsa_signal_wait_(?:scacquire|relaxed|acquire)"
     r"|InterruptSignal::Wait(?:Relaxed|Acquire)|BusyWaitSignal::Wait(?:Relaxed|Acquire)|amd::Event::awaitCompletion"
-    r"|amd::HostQueue::finish|hsaKmtWaitOnEvent(?:_Ext)?\b)")
+    r"|amd::HostQueue::finish|hsaKmtWaitOnEvent(?:_Ext)?\b"
+    r"|clFinish|clWaitForEvents|clEnqueue(?:Read|Write|Map)Buffer\w*)")  # ROCm's OpenCL (TornadoVM, Aparapi, ...)
 BACKGROUND_THREAD = re.compile(r"AsyncEventsLoop|HostQueue::loop|amd::Thread::(?:main|entry)")
 # A Python frame in a GPU library's waiting call: torch.cuda (synchronize, streams, events), CuPy, PyCUDA,
 # torch.distributed's collectives (RCCL on ROCm), JAX's block_until_ready, hip-python's bindings.
@@ -176,7 +177,7 @@ def _pyspy_dump(artifact: Artifact, start: int, case: Case) -> int:
         if m["l"] and (call := python_gpu_call(m["loc"], m["fn"])):
             candidates.append((1, call, index))
         elif name := native_gpu_call(m["fn"]):
-            candidates.append((0 if name.startswith("hip") else 2, f"{name} ({m['loc']})", index))
+            candidates.append((0 if name.startswith(("hip", "cl")) else 2, f"{name} ({m['loc']})", index))
     _pick(artifact, candidates, case)
     return index
 
