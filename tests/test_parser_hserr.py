@@ -131,3 +131,13 @@ def test_frame_with_source_information() -> None:
     assert (frame.module, frame.offset) == ("libhsa-runtime64.so.1", 0x7C4D21)
     assert (frame.symbol, frame.symbol_offset) == ("rocr::core::Runtime::AsyncEventsLoop(void*)", 0x91)
     assert (frame.file, frame.file_line) == ("runtime.cpp", 1342)
+
+
+def test_header_quoted_without_its_hashes() -> None:
+    text = ("The JVM dies after a few hundred kernels:\n"
+            "SIGSEGV (0xb) at pc=0x00007f0a5662e915, pid=8812, tid=8840\n"
+            "Problematic frame:\n"
+            "C  [libamdhip64.so.6+0x22e915]  hipModuleLaunchKernel+0x35\n")
+    case = parse([artifact(text)])
+    assert case.fault.signal == "SEGV"
+    assert (case.fault.module, case.fault.offset, case.fault.symbol) == ("libamdhip64.so.6", 0x22E915, "hipModuleLaunchKernel")

@@ -21,7 +21,7 @@ They become the records every stack format gives: the signal or exception code, 
 the crashing thread's frames (``C``/``V`` frames with module + offset and the nearest symbol, ``j``/``J`` frames
 with the Java method as the symbol), marked as the crashing stack so that the fault's module is the native library
 the JVM names, not the JVM. Only the ``Native frames:`` section is read as a stack (``Java frames:`` repeats its Java
-part); without it, the header's problematic frame stands alone.
+part); without it, the header's problematic frame stands alone. Users often quote the header without its ``#``.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ import re
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles, readable
 
-_HEADER_SIGNAL = re.compile(r"^\s*#\s+SIG(?P<name>[A-Z]+) \((?P<n>0x[0-9a-fA-F]+)\) at pc=(?P<pc>0x[0-9a-fA-F]+)")
-_HEADER_EXCEPTION = re.compile(r"^\s*#\s+(?P<name>EXCEPTION_[A-Z_]+) \((?P<c>0x[0-9a-fA-F]{8})\) at pc=(?P<pc>0x[0-9a-fA-F]+)")
+_HEADER_SIGNAL = re.compile(r"^\s*(?:#\s+)?SIG(?P<name>[A-Z]+) \((?P<n>0x[0-9a-fA-F]+)\) at pc=(?P<pc>0x[0-9a-fA-F]+)")
+_HEADER_EXCEPTION = re.compile(r"^\s*(?:#\s+)?(?P<name>EXCEPTION_[A-Z_]+) \((?P<c>0x[0-9a-fA-F]{8})\) at pc=(?P<pc>0x[0-9a-fA-F]+)")
 _JAVA_VM = re.compile(r"^\s*#\s+Java VM: .*\b(?P<os>linux|windows|bsd|macosx|aix)-(?:amd64|x86_64|aarch64|x86|ppc64le|riscv64)\b")
-_PROBLEMATIC = re.compile(r"^\s*#\s+Problematic frame:\s*$")
+_PROBLEMATIC = re.compile(r"^\s*(?:#\s+)?Problematic frame:\s*$")
 _NATIVE_FRAMES = re.compile(r"^\s*Native frames: \(")
 # One frame line: the kind letter, then [module+0xOFF] and an optional symbol+0xOFF, a bare pc, or a Java method.
 _FRAME = re.compile(r"^\s*(?:#\s+)?(?P<k>[CVvjJA])\s+(?P<rest>\S.*)$")
@@ -136,7 +136,7 @@ def parse(artifact: Artifact, case: Case) -> None:
         elif m := _LOADED_HIP_DLL.match(text):
             case.add_fact("hip_library_path", m["p"], where, quoted, 50)
         elif m := _FRAME.match(text):
-            header_frame = index == expect_problem + 1 and quoted.startswith("#")
+            header_frame = index == expect_problem + 1
             if in_native:
                 last = index  # a frame line this version cannot split still belongs to the section
             elif not header_frame:
