@@ -10,13 +10,12 @@ without one the process hung elsewhere (CPU code, I/O, a lock), which is no GPU 
 
 from __future__ import annotations
 
-import re
-
+from triage.lazy import lazy
 from triage.model import Case, Fact, Where
 from triage.parsers.hang import BACKGROUND_THREAD, TOP_FRAMES, native_gpu_call
 
 # A thread that waits: a blocking system call or a wait function among its top frames.
-_WAITING = re.compile(r"(?i)wait|sleep|poll|futex|ioctl|cond_|sched_yield|\bselect\b|epoll|pthread_join")
+_WAITING = lazy(r"(?i)wait|sleep|poll|futex|ioctl|cond_|sched_yield|\bselect\b|epoll|pthread_join")
 _WAIT_FRAMES = 4
 # Signals that end a crash, not a hang (a debugger's SIGINT or SIGSTOP, or SIGTERM, are how hangs end).
 _CRASH_SIGNALS = frozenset({"SEGV", "BUS", "ILL", "FPE", "ABRT", "TRAP", "SYS"})

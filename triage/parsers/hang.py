@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, readable
 
@@ -27,32 +28,32 @@ from triage.parsers.lines import Needles, readable
 # calls that wait for the GPU, the HSA signal waits they end in, and the runtime's own waits under them.
 # The HSA runtime's event thread (AsyncEventsLoop, hsa_amd_signal_wait_any / WaitAny) waits in every
 # ROCm process and is left out.
-GPU_WAIT = re.compile(
+GPU_WAIT = lazy(
     r"(?:^|::|\b)(?P<call>hip(?:Device|Stream|Event|Ctx)Synchronize|hipMemcpy(?!\w*Async)\w*|hipFree\b"
     r"|hipStreamWaitEvent|hipGraphLaunch|ihipStreamSynchronize|hsa_signal_wait_(?:scacquire|relaxed|acquire)"
     r"|InterruptSignal::Wait(?:Relaxed|Acquire)|BusyWaitSignal::Wait(?:Relaxed|Acquire)|amd::Event::awaitCompletion"
     r"|amd::HostQueue::finish|hsaKmtWaitOnEvent(?:_Ext)?\b"
     r"|clFinish|clWaitForEvents|clEnqueue(?:Read|Write|Map)Buffer\w*)")  # ROCm's OpenCL (TornadoVM, Aparapi, ...)
-BACKGROUND_THREAD = re.compile(r"AsyncEventsLoop|HostQueue::loop|amd::Thread::(?:main|entry)")
+BACKGROUND_THREAD = lazy(r"AsyncEventsLoop|HostQueue::loop|amd::Thread::(?:main|entry)")
 # A Python frame in a GPU library's waiting call: torch.cuda (synchronize, streams, events), CuPy, PyCUDA,
 # torch.distributed's collectives (RCCL on ROCm), JAX's block_until_ready, hip-python's bindings.
-_PY_GPU_FILE = re.compile(r"(?:^|[\\/])(?:torch[\\/]cuda[\\/]|cupy[\\/]cuda[\\/]|cupy_backends[\\/]|pycuda[\\/]"
+_PY_GPU_FILE = lazy(r"(?:^|[\\/])(?:torch[\\/]cuda[\\/]|cupy[\\/]cuda[\\/]|cupy_backends[\\/]|pycuda[\\/]"
                           r"|torch[\\/]distributed[\\/]distributed_c10d\.py|hip[\\/]hip\w*\.py)")
-_PY_GPU_FUNC = re.compile(r"^(?:synchronize|block_until_ready|wait_stream|wait_event|query|all_reduce|all_gather\w*"
+_PY_GPU_FUNC = lazy(r"^(?:synchronize|block_until_ready|wait_stream|wait_event|query|all_reduce|all_gather\w*"
                           r"|reduce_scatter\w*|broadcast|barrier|all_to_all\w*|send|recv|hip[A-Z]\w+)$")
 
-_HUNG_TASK = re.compile(r"\bINFO: task (?P<comm>\S.*?):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds")
+_HUNG_TASK = lazy(r"\bINFO: task (?P<comm>\S.*?):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds")
 # A kernel trace frame: "amdgpu_vm_wait_idle+0x2d/0x50 [amdgpu]" ("? name" marks an unreliable guess).
-_KERNEL_FRAME = re.compile(r"(?:^|[\s\]])(?P<q>\?\s+)?(?P<fn>[A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[(?P<mod>[\w-]+)\])?\s*$")
-_KERNEL_GPU = re.compile(r"^(?:amdgpu|amdkfd|amdxcp|amdttm|amddrm\w*|gpu_sched)$")
-_KERNEL_GPU_FN = re.compile(r"^(?:amdgpu_|kfd_|kgd2kfd_|amdgpu\w*_|drm_sched_)")
-_FAULTHANDLER = re.compile(r"^\s*Timeout \((?P<t>\d+:\d\d:\d\d(?:\.\d+)?)\)!\s*$")
-_PY_THREAD = re.compile(r"^\s*(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):\s*$")
-_PY_FRAME = re.compile(r'^\s+File "(?P<f>[^"]+)", line (?P<l>\d+) in (?P<fn>\S+)\s*$')
-_PYSPY_THREAD = re.compile(r'^\s*Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:active|idle)(?:\+gil)?\): "[^"]*"\s*$')
-_PYSPY_FRAME = re.compile(r"^\s{2,}(?P<fn>[^\s()][^()]*?) \((?P<loc>[^()]+?)(?::(?P<l>\d+))?\)\s*$")
-_COLLECTIVE = re.compile(r"\bWatchdog caught collective operation timeout: Work\w*\((?:[^()]*?\bOpType=(?P<op>\w+))?")
-_WATCHDOG = re.compile(r"watchdog (?:got stuck|thread terminated|timed out)|\bHeartbeat monitor timed out"
+_KERNEL_FRAME = lazy(r"(?:^|[\s\]])(?P<q>\?\s+)?(?P<fn>[A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[(?P<mod>[\w-]+)\])?\s*$")
+_KERNEL_GPU = lazy(r"^(?:amdgpu|amdkfd|amdxcp|amdttm|amddrm\w*|gpu_sched)$")
+_KERNEL_GPU_FN = lazy(r"^(?:amdgpu_|kfd_|kgd2kfd_|amdgpu\w*_|drm_sched_)")
+_FAULTHANDLER = lazy(r"^\s*Timeout \((?P<t>\d+:\d\d:\d\d(?:\.\d+)?)\)!\s*$")
+_PY_THREAD = lazy(r"^\s*(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):\s*$")
+_PY_FRAME = lazy(r'^\s+File "(?P<f>[^"]+)", line (?P<l>\d+) in (?P<fn>\S+)\s*$')
+_PYSPY_THREAD = lazy(r'^\s*Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:active|idle)(?:\+gil)?\): "[^"]*"\s*$')
+_PYSPY_FRAME = lazy(r"^\s{2,}(?P<fn>[^\s()][^()]*?) \((?P<loc>[^()]+?)(?::(?P<l>\d+))?\)\s*$")
+_COLLECTIVE = lazy(r"\bWatchdog caught collective operation timeout: Work\w*\((?:[^()]*?\bOpType=(?P<op>\w+))?")
+_WATCHDOG = lazy(r"watchdog (?:got stuck|thread terminated|timed out)|\bHeartbeat monitor timed out"
                        r"|\bstill waiting\b(?=[^\n]{0,200}\b(?:GPU|HIP|HSA|hip[A-Z]\w+|hsa_\w+|RCCL|NCCL|stream|kernel"
                        r"|device|synchroniz\w*|collective))", re.IGNORECASE)
 _NEEDLES = Needles(_HUNG_TASK, _FAULTHANDLER, _PYSPY_THREAD, _COLLECTIVE, _WATCHDOG)

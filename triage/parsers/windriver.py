@@ -23,25 +23,27 @@ from __future__ import annotations
 
 import re
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles
 
 # AMD's WDDM driver versions have a five-digit third part (31.0.24027.1012, 27.20.22025.1006); NVIDIA's
 # (31.0.15.5222) and Intel's (31.0.101.4502) have two or three digits, and audio drivers start with 10.
 _WDDM = r"(?P<v>(?:2\d|3\d)\.\d{1,2}\.\d{5}\.\d{3,5})\b"
-_DRIVER_VERSION = re.compile(r"(?i:\bDriver\s*Version)\s*[:=\t ]\s*" + _WDDM)
-_AMD_SOFTWARE = re.compile(r"\b(?:Radeon Software Version|AMD Software Version|Adrenalin(?: Edition)?(?: Version)?)"
+_DRIVER_VERSION = lazy(r"(?i:\bDriver\s*Version)\s*[:=\t ]\s*" + _WDDM)
+_AMD_SOFTWARE = lazy(r"\b(?:Radeon Software Version|AMD Software Version|Adrenalin(?: Edition)?(?: Version)?)"
                            r"\s*[:\-]?\s*(?P<v>2\d\.\d{1,2}\.\d{1,2})\b")
-_CLINFO = re.compile(r"^\s*Driver version\s*:?\s+(?P<v>\d{4}\.\d+) \(PAL(?:,[\w.]+)*\)")
-_HIP_DRIVER_NUMBER = re.compile(r"\bAMD Driver: (?P<n>\d{8})\b|\bhipDriverGetVersion\"? version=(?P<m>\d{8})\b")
-_VERSION_TABLE = re.compile(r"^\s*(?:\d+\.\d+\.\d+\.\d+\s+)?(?P<v>\d+\.\d+\.\d+\.\d+)\s+(?P<p>\S.*?amdhip64\w*\.dll)\s*$",
+_CLINFO = lazy(r"^\s*Driver version\s*:?\s+(?P<v>\d{4}\.\d+) \(PAL(?:,[\w.]+)*\)")
+_HIP_DRIVER_NUMBER = lazy(r"\bAMD Driver: (?P<n>\d{8})\b|\bhipDriverGetVersion\"? version=(?P<m>\d{8})\b")
+_VERSION_TABLE = lazy(r"^\s*(?:\d+\.\d+\.\d+\.\d+\s+)?(?P<v>\d+\.\d+\.\d+\.\d+)\s+(?P<p>\S.*?amdhip64\w*\.dll)\s*$",
                             re.IGNORECASE)
-_WER_MODULE = re.compile(r"^\s*(?:P4|Fault Module Name)\s*[:\t]\s*(?P<m>amdhip64\w*\.dll)\s*$", re.IGNORECASE)
-_WER_VERSION = re.compile(r"^\s*(?:P5|Fault Module Version)\s*[:\t]\s*(?P<v>\d+\.\d+\.\d+\.\d+)\s*$", re.IGNORECASE)
-_DLL_NAME = re.compile(r"\bamdhip64_(?P<d>\d+)\.dll\b", re.IGNORECASE)
+_WER_MODULE = lazy(r"^\s*(?:P4|Fault Module Name)\s*[:\t]\s*(?P<m>amdhip64\w*\.dll)\s*$", re.IGNORECASE)
+_WER_VERSION = lazy(r"^\s*(?:P5|Fault Module Version)\s*[:\t]\s*(?P<v>\d+\.\d+\.\d+\.\d+)\s*$", re.IGNORECASE)
+_DLL_NAME = lazy(r"\bamdhip64_(?P<d>\d+)\.dll\b", re.IGNORECASE)
 # A DLL the program looked for and did not get says which HIP it was built for, not which one the driver has.
-_NOT_LOADED = re.compile(r"not (?:be )?found|unable to load|could not|cannot|can't|failed to load|missing|no such", re.IGNORECASE)
-_FILE_VERSION = re.compile(r"\d+\.\d+\.\d+\.\d+")
+_NOT_LOADED = lazy(r"not (?:be )?found|unable to load|could not|cannot|can't|failed to load|missing|no such",
+                   re.IGNORECASE)
+_FILE_VERSION = lazy(r"\d+\.\d+\.\d+\.\d+")
 _NEEDLES = Needles(_DRIVER_VERSION, _AMD_SOFTWARE, _CLINFO, _HIP_DRIVER_NUMBER, _WER_MODULE, _WER_VERSION, _DLL_NAME)
 
 
