@@ -111,3 +111,31 @@ def test_runs_split_where_the_process_changes_even_inside_the_trace() -> None:
     runs = [e.run for e in case.events]
     assert runs[0] == runs[1] != runs[2] != runs[3] and len(case.claims["paste.txt"]) == 7
     assert case.failing_run == runs[0]
+
+
+def _cut_at_call(api: str, nth: int = 1) -> str:
+    """The real ROCm 5 trace up to the runtime's record of entering ``api`` (its ``nth`` call), as a crash there leaves it."""
+    lines = (FIXTURES / "rocm5-nogpu" / "amd_log_level_3_keep_going.stderr.txt").read_text().splitlines()
+    calls = [i for i, line in enumerate(lines) if f"{api} (" in line]
+    return "\n".join(lines[: calls[nth - 1] + 1]) + "\n"
+
+
+def test_the_call_a_thread_never_returned_from() -> None:
+    case = parse([artifact(decode(_cut_at_call("hipMalloc", 2).encode()) + "Segmentation fault (core dumped)\n")])
+    facts = case.facts["hip_call_unreturned"]
+    assert [f.value for f in facts] == ["hipMalloc"] and facts[0].text.startswith("hipMalloc (")
+    # the whole trace: every call returned
+    whole = (FIXTURES / "rocm5-nogpu" / "amd_log_level_3_keep_going.stderr.txt").read_text()
+    case = parse([artifact(whole)])
+    assert "hip_call_unreturned" not in case.facts
+
+
+def test_silent_calls_and_earlier_runs_are_no_unreturned_call() -> None:
+    silent = ":3:hip_error.cpp            :36  : 795019406322 us: [pid:3785  tid:0x1546faa1c080] \x1b[32m hipGetLastError (  ) \x1b[0m\n"
+    case = parse([artifact(silent)])
+    assert "hip_call_unreturned" not in case.facts
+    # a run that ended inside a call, then (after a gap of program output) a run that finished
+    first = _cut_at_call("hipMalloc")
+    later = (FIXTURES / "rocm5-nogpu" / "amd_log_level_3_keep_going.stderr.txt").read_text()
+    case = parse([artifact(first + "a\nb\nc\nd\n" + later)])
+    assert "hip_call_unreturned" not in case.facts
