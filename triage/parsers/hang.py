@@ -38,9 +38,9 @@ BACKGROUND_THREAD = lazy(r"AsyncEventsLoop|HostQueue::loop|amd::Thread::(?:main|
 # A Python frame in a GPU library's waiting call: torch.cuda (synchronize, streams, events), CuPy, PyCUDA,
 # torch.distributed's collectives (RCCL on ROCm), JAX's block_until_ready, hip-python's bindings.
 _PY_GPU_FILE = lazy(r"(?:^|[\\/])(?:torch[\\/]cuda[\\/]|cupy[\\/]cuda[\\/]|cupy_backends[\\/]|pycuda[\\/]"
-                          r"|torch[\\/]distributed[\\/]distributed_c10d\.py|hip[\\/]hip\w*\.py)")
+                    r"|torch[\\/]distributed[\\/]distributed_c10d\.py|hip[\\/]hip\w*\.py)")
 _PY_GPU_FUNC = lazy(r"^(?:synchronize|block_until_ready|wait_stream|wait_event|query|all_reduce|all_gather\w*"
-                          r"|reduce_scatter\w*|broadcast|barrier|all_to_all\w*|send|recv|hip[A-Z]\w+)$")
+                    r"|reduce_scatter\w*|broadcast|barrier|all_to_all\w*|send|recv|hip[A-Z]\w+)$")
 
 _HUNG_TASK = lazy(r"\bINFO: task (?P<comm>\S.*?):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds")
 # A kernel trace frame: "amdgpu_vm_wait_idle+0x2d/0x50 [amdgpu]" ("? name" marks an unreliable guess).
@@ -54,8 +54,8 @@ _PYSPY_THREAD = lazy(r'^\s*Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:active|idle)(?:\+g
 _PYSPY_FRAME = lazy(r"^\s{2,}(?P<fn>[^\s()][^()]*?) \((?P<loc>[^()]+?)(?::(?P<l>\d+))?\)\s*$")
 _COLLECTIVE = lazy(r"\bWatchdog caught collective operation timeout: Work\w*\((?:[^()]*?\bOpType=(?P<op>\w+))?")
 _WATCHDOG = lazy(r"watchdog (?:got stuck|thread terminated|timed out)|\bHeartbeat monitor timed out"
-                       r"|\bstill waiting\b(?=[^\n]{0,200}\b(?:GPU|HIP|HSA|hip[A-Z]\w+|hsa_\w+|RCCL|NCCL|stream|kernel"
-                       r"|device|synchroniz\w*|collective))", re.IGNORECASE)
+                 r"|\bstill waiting\b(?=[^\n]{0,200}\b(?:GPU|HIP|HSA|hip[A-Z]\w+|hsa_\w+|RCCL|NCCL|stream|kernel"
+                 r"|device|synchroniz\w*|collective))", re.IGNORECASE)
 _NEEDLES = Needles(_HUNG_TASK, _FAULTHANDLER, _PYSPY_THREAD, _COLLECTIVE, _WATCHDOG)
 
 TRACE_LINES = 120  # a hung-task trace or a thread dump read past its first line, at most

@@ -41,19 +41,19 @@ _NATIVE_FRAMES = lazy(r"^\s*Native frames: \(")
 _FRAME = lazy(r"^\s*(?:#\s+)?(?P<k>[CVvjJA])\s+(?P<rest>\S.*)$")
 # JDK 16+ adds the source of a frame when it has debug info: "...+0x61  (g1ParScanThreadState.cpp:476)".
 _NATIVE = lazy(r"^\[(?P<m>[^\[\]+]+)\+(?P<o>0x[0-9a-fA-F]+)\](?:\s+(?P<s>\S.*?)(?:\+(?P<so>0x[0-9a-fA-F]+))?)?"
-                     r"(?:\s+\((?P<f>[^()\s]+):(?P<l>\d+)\))?\s*$")
+               r"(?:\s+\((?P<f>[^()\s]+):(?P<l>\d+)\))?\s*$")
 _BARE_PC = lazy(r"^(?P<a>0x[0-9a-fA-F]+)\s*$")
 # "J 2210 c2 pkg.Class.method(args)ret module (98 bytes) @ 0xPC [0xSTART+0xOFF]"; JDK 8 has no compiler level word.
 _COMPILED = lazy(r"^\d+\s+(?:[cC][12]\s+|jvmci\s+)?(?P<s>[\w$.<>/]+)\(.*?@ (?P<a>0x[0-9a-fA-F]+)")
 _INTERPRETED = lazy(r"^(?P<s>[\w$.<>/]+)\(")
 _SIGINFO = lazy(r"^\s*siginfo: si_signo: \d+ \(SIG(?P<name>[A-Z]+)\), si_code: \d+ \((?P<code>[A-Z_]+)\)"
-                      r"(?:, si_addr: (?P<addr>0x[0-9a-fA-F]+))?")
+                r"(?:, si_addr: (?P<addr>0x[0-9a-fA-F]+))?")
 _WINDOWS_SIGINFO = lazy(r"^\s*siginfo: (?:EXCEPTION_[A-Z_]+ \(0x[0-9a-fA-F]{8}\)|ExceptionCode=0x[0-9a-fA-F]{8}),"
-                              r" (?P<rw>reading|writing) address (?P<addr>0x[0-9a-fA-F]+)")
+                        r" (?P<rw>reading|writing) address (?P<addr>0x[0-9a-fA-F]+)")
 # The Windows report's "Dynamic libraries:" section lists every loaded module (Linux's is /proc/PID/maps, which the
 # environment parser reads): the HIP runtime's line says which amdhip64 DLL the process loaded, and from where.
 _LOADED_HIP_DLL = lazy(r"^\s*0x[0-9a-fA-F]{8,16} - 0x[0-9a-fA-F]{8,16}\s+(?P<p>[A-Za-z]:\\[^\t]*?\\amdhip64\w*\.dll)\s*$",
-                             re.IGNORECASE)
+                       re.IGNORECASE)
 _NEEDLES = Needles(_HEADER_SIGNAL, _HEADER_EXCEPTION, _JAVA_VM, _PROBLEMATIC, _NATIVE_FRAMES, r"^\s*(?:#\s+)?[CVvjJA]\s+\S",
                    r"^\s*siginfo: ", _LOADED_HIP_DLL)
 _OS = {"linux": "linux", "windows": "windows"}

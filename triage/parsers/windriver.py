@@ -32,11 +32,11 @@ from triage.parsers.lines import Needles
 _WDDM = r"(?P<v>(?:2\d|3\d)\.\d{1,2}\.\d{5}\.\d{3,5})\b"
 _DRIVER_VERSION = lazy(r"(?i:\bDriver\s*Version)\s*[:=\t ]\s*" + _WDDM)
 _AMD_SOFTWARE = lazy(r"\b(?:Radeon Software Version|AMD Software Version|Adrenalin(?: Edition)?(?: Version)?)"
-                           r"\s*[:\-]?\s*(?P<v>2\d\.\d{1,2}\.\d{1,2})\b")
+                     r"\s*[:\-]?\s*(?P<v>2\d\.\d{1,2}\.\d{1,2})\b")
 _CLINFO = lazy(r"^\s*Driver version\s*:?\s+(?P<v>\d{4}\.\d+) \(PAL(?:,[\w.]+)*\)")
 _HIP_DRIVER_NUMBER = lazy(r"\bAMD Driver: (?P<n>\d{8})\b|\bhipDriverGetVersion\"? version=(?P<m>\d{8})\b")
 _VERSION_TABLE = lazy(r"^\s*(?:\d+\.\d+\.\d+\.\d+\s+)?(?P<v>\d+\.\d+\.\d+\.\d+)\s+(?P<p>\S.*?amdhip64\w*\.dll)\s*$",
-                            re.IGNORECASE)
+                      re.IGNORECASE)
 _WER_MODULE = lazy(r"^\s*(?:P4|Fault Module Name)\s*[:\t]\s*(?P<m>amdhip64\w*\.dll)\s*$", re.IGNORECASE)
 _WER_VERSION = lazy(r"^\s*(?:P5|Fault Module Version)\s*[:\t]\s*(?P<v>\d+\.\d+\.\d+\.\d+)\s*$", re.IGNORECASE)
 _DLL_NAME = lazy(r"\bamdhip64_(?P<d>\d+)\.dll\b", re.IGNORECASE)
