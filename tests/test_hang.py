@@ -180,3 +180,16 @@ def test_opencl_finish_in_a_java_program() -> None:
             "#5  0x00007f29f0a3c118 in Java_uk_ac_manchester_tornado_drivers_opencl_OCLCommandQueue_clFinish () from /tmp/libtornado-opencl.so\n")
     got = facts(text)
     assert got["process_hung"] == "yes" and got["hung_in"] == "clFinish (libamdocl64.so)"
+
+
+def test_windbg_stack_of_a_hung_windows_process() -> None:
+    """WinDbg's k of the main thread after Break: the export name far from its export is not the call."""
+    text = ("0:000> ~0k\n"
+            " # Child-SP          RetAddr               Call Site\n"
+            "00 000000a1`2b8fe3a8 00007ffb`1c4a8e4e     ntdll!NtWaitForSingleObject+0x14\n"
+            "01 000000a1`2b8fe3b0 00007ffa`e12b0f5c     KERNELBASE!WaitForSingleObjectEx+0x8e\n"
+            "02 000000a1`2b8fe450 00007ffa`e12a1b33     amdhip64_6!hipMemcpyDtoH+0x1a2bc\n"
+            "03 000000a1`2b8fe4a0 00007ffa`e10d4c21     amdhip64_6!hipDeviceSynchronize+0x53\n"
+            "04 000000a1`2b8fe4e0 00007ff6`d0b41a2e     bench!main+0x11e\n")
+    got = facts(text)
+    assert got["process_hung"] == "yes" and got["hung_in"] == "hipDeviceSynchronize (amdhip64_6)"

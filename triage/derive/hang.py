@@ -31,13 +31,14 @@ def _stack_calls(case: Case) -> list[tuple[str, Where, str]]:
     nearest the top, or the runtime's wait under it when the API frame is past the top frames."""
     found: list[tuple[str, Where, str]] = []
     for stack in case.stacks:
-        if stack.crashing or stack.form not in ("gdb", "coredump"):
+        if stack.crashing or stack.form not in ("gdb", "coredump", "windows"):  # windows: WinDbg's ~*k, Visual Studio
             continue
         if any(f.symbol and BACKGROUND_THREAD.search(f.symbol) for f in stack.frames):
             continue  # the runtime's own service threads always wait
         if not any(f.symbol and _WAITING.search(f.symbol) for f in stack.frames[:_WAIT_FRAMES]):
             continue  # a thread that runs (or crashed, its signal line not pasted) inside a GPU call is not stuck there
-        calls = [(f, name) for f in stack.frames[:TOP_FRAMES] if f.symbol and (name := native_gpu_call(f.symbol))]
+        calls = [(f, name) for f in stack.frames[:TOP_FRAMES]
+                 if f.symbol and not (f.symbol_note or "").startswith("unreliable") and (name := native_gpu_call(f.symbol))]
         if not calls:
             continue
         api = [c for c in calls if c[1].startswith(("hip", "cl"))]
