@@ -2,8 +2,8 @@
 
 A hang is what a user reports when nothing crashed: the kernel's hung-task report, faulthandler's
 ``Timeout (h:mm:ss)!`` dump, a collective watchdog's timeout, a run ``triage collect`` stopped at its
-``--timeout``, or a thread dump (gdb attached, ``thread apply all bt``; py-spy) taken of a process that
-did not crash, one of whose threads waits in a blocking HIP/HSA call. ``hung_in`` is the GPU call a
+``--timeout``, or a thread dump (gdb attached, ``thread apply all bt``; WinDbg's ``~*k``; py-spy) taken of a
+process that did not crash, one of whose threads waits in a blocking HIP/HSA/OpenCL call. ``hung_in`` is the GPU call a
 stuck thread waits in (parsers/hang.py reads it from traces; here also from the debuggers' stacks);
 without one the process hung elsewhere (CPU code, I/O, a lock), which is no GPU hang.
 """
