@@ -272,3 +272,18 @@ def test_gcn_1_to_3_are_in_the_table() -> None:
 def test_folders_the_hip_runtime_was_loaded_from(text: str, folders: list[str]) -> None:
     case = analyze([Artifact(name="log.txt", text=text, size=len(text))], DB, FOLDER).case
     assert [f.value for f in case.facts.get("hip_runtime_dir", [])] == folders
+
+
+@pytest.mark.parametrize("text, arch, apu", [
+    ("ggml_cuda_init: found 1 ROCm devices:\n  Device 0: AMD Radeon(TM) 780M Graphics, compute capability 11.0, VMM: no\n", "gfx1103", "yes"),
+    ("Name:                    AMD Radeon(TM) 680M\n", "gfx1035", "yes"),
+    ("GPU: AMD Radeon™ RX 7900 XTX\n", "gfx1100", "no"),
+    # hipInfo and PyTorch's device properties name the architecture as gcnArchName
+    ("device#                           0\nName:                             AMD Radeon Graphics\ngcnArchName:                      gfx1036\n",
+     "gfx1036", "yes"),
+    ("_CudaDeviceProperties(name='AMD Radeon Graphics', major=11, minor=0, gcnArchName='gfx1103', total_memory=16384MB)\n",
+     "gfx1103", "yes"),
+])
+def test_trademark_signs_and_gcn_arch_names_give_the_real_gpu(text: str, arch: str, apu: str) -> None:
+    found = facts(text)
+    assert (found["gfx_arch_real"], found["apu"]) == (arch, apu)

@@ -15,6 +15,7 @@ from triage.lazy import lazy
 from triage.resources import data_dir, load_yaml
 
 _ARCH = lazy(r"^gfx[0-9a-f]{3,4}$")
+_TRADEMARK = lazy(r"\((?:tm|r)\)|[\u2122\u00ae]")
 
 
 class TableError(ValueError):
@@ -42,8 +43,9 @@ class Tables:
         return self.archs.get(name or "")
 
     def arch_of_product(self, text: str) -> str | None:
-        """The gfx arch of the first product name found in ``text`` as whole words (longest names first)."""
-        low = " ".join(text.lower().split())
+        """The gfx arch of the first product name found in ``text`` as whole words (longest names first);
+        trademark signs are no part of a name (Windows and llama.cpp print "AMD Radeon(TM) 780M Graphics")."""
+        low = " ".join(_TRADEMARK.sub(" ", text.lower()).split())
         for name, arch in self.product_names:
             at = low.find(name)
             while at >= 0:

@@ -52,10 +52,12 @@ _WSL = lazy(r"\bWSL2?\b|microsoft-standard-WSL|/dev/dxg|HSA_ENABLE_DXG_DETECTION
 
 
 def _gfx_score(text: str, where: Where, case: Case) -> int:
-    """60 for the GPU in use (``GPU 0``), 30 for a labelled GPU or ISA, 10 for a passing mention."""
+    """60 for the GPU in use (``GPU 0``), 30 for a labelled GPU or ISA (hipInfo's and PyTorch's ``gcnArchName``
+    included), 10 for a passing mention."""
     if case.kind_of(where) in ("frame", "amdlog"):
         return 10
-    return 60 if _PRIMARY.search(text) else 30 if (_GPU_LABEL.search(text) or "ISA" in text) else 10
+    labelled = _GPU_LABEL.search(text) or "ISA" in text or "gcnArchName" in text
+    return 60 if _PRIMARY.search(text) else 30 if labelled else 10
 
 
 def parse(artifact: Artifact, case: Case) -> None:
