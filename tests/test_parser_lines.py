@@ -81,6 +81,19 @@ def test_loader_and_bracketed_level_lines_are_a_programs() -> None:
     assert not is_prose("hiprtcCompileProgram is missing from the HIPRTC shared library that was found on this system.")
 
 
+def test_the_kernels_lines_are_machine_output_whatever_their_words() -> None:
+    """amdgpu words some messages as sentences; under dmesg's clock, journald's "kernel:" or the driver's own
+    prefix they are still the kernel's, full weight."""
+    from triage.parsers.lines import is_prose
+
+    sentence = "The cp might be in an unrecoverable state due to an unsuccessful queues preemption"
+    assert is_prose(sentence)
+    assert not is_prose(f"Oct 07 12:00:01 myhost kernel: amdgpu: {sentence}")
+    assert not is_prose(f"[ 1234.567890] amdgpu 0000:03:00.0: amdgpu: {sentence}")
+    assert not is_prose(f"[drm] {sentence}")
+    assert is_prose("I think the kernel is the problem because the card resets when I start the game and then hangs")
+
+
 def test_a_long_word_without_a_colon_is_read_in_linear_time() -> None:
     """A line of one long word once took seconds (a label regex tried every split of the word); now the answer
     is immediate, and a real label still marks a record."""
