@@ -126,6 +126,15 @@ def test_collective_watchdog() -> None:
     assert got["process_hung"] == "yes" and got["hung_in"] == "collective ALLREDUCE"
 
 
+def test_a_report_right_after_a_trace_or_dump_is_read_too() -> None:
+    # kernels before 5.16 print no <TASK> markers: the next report's line ends the previous trace
+    old_kernel = "".join(line + "\n" for line in HUNG_TASK_EXT4.splitlines() if "TASK>" not in line)
+    amdgpu_task = "".join(line + "\n" for line in fixture("dmesg-hung-task-amdgpu.txt").splitlines() if "TASK>" not in line)
+    got = facts(old_kernel + amdgpu_task)
+    assert got["process_hung"] == "yes" and got["hung_in"] == "amdgpu_vm_wait_idle [amdgpu]"
+    assert facts(FAULTHANDLER_CPU + RCCL_WATCHDOG)["hung_in"] == "collective ALLREDUCE"
+
+
 def test_a_crash_is_no_hang_although_a_thread_waits() -> None:
     assert "process_hung" not in facts(GDB_CRASH_WITH_WAITING_THREAD)
 

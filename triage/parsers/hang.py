@@ -115,8 +115,10 @@ def _kernel_trace(artifact: Artifact, start: int, case: Case) -> int:
     end = min(len(lines), start + 1 + TRACE_LINES)
     for index in range(start + 1, end):
         text = lines[index]
-        if not readable(text) or _HUNG_TASK.search(text) or "</TASK>" in text:
+        if "</TASK>" in text:
             return index
+        if not readable(text) or _HUNG_TASK.search(text):
+            return index - 1  # the next report is the main loop's to read
         m = _KERNEL_FRAME.search(text)
         if m is None or m["q"]:
             continue
@@ -149,7 +151,9 @@ def _python_dump(artifact: Artifact, start: int, case: Case) -> int:
         depth += 1
         if depth <= 3 and (call := python_gpu_call(m["f"], m["fn"])):
             case.add_fact("hang_stack_call", call, Where(artifact.name, index + 1), text.strip(), 60)
-    return index
+    else:
+        index += 1  # every line of the range was read
+    return index - 1  # the line that ended the dump is the main loop's to read
 
 
 def _pyspy_dump(artifact: Artifact, start: int, case: Case) -> int:
@@ -179,8 +183,10 @@ def _pyspy_dump(artifact: Artifact, start: int, case: Case) -> int:
             candidates.append((1, call, index))
         elif name := native_gpu_call(m["fn"]):
             candidates.append((0 if name.startswith(("hip", "cl")) else 2, f"{name} ({m['loc']})", index))
+    else:
+        index += 1  # every line of the range was read
     _pick(artifact, candidates, case)
-    return index
+    return index - 1  # the line that ended the dump is the main loop's to read
 
 
 def _pick(artifact: Artifact, candidates: list[tuple[int, str, int]], case: Case) -> None:
