@@ -131,3 +131,42 @@ def test_a_report_behind_a_collectors_prefix(tmp_path: Path) -> None:
     wrapped = "".join(f"app-1  | {line}\n" for line in UBSAN_SEGV.splitlines())
     fault = _run(tmp_path, wrapped).case.fault
     assert fault is not None and fault.signal == "SEGV" and fault.module == "/opt/rocm/lib/libamdhip64.so.7"
+
+
+DOUBLE_FREE = """\
+==6120==ERROR: AddressSanitizer: attempting double-free on 0x602000000010 in thread T0:
+    #0 0x7f2b1c4b6f28 in __interceptor_free ../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:52
+    #1 0x55c0d1a01189 in release /src/app/pool.cpp:31:5
+"""
+
+MSAN_UNINITIALIZED = """\
+==3344==WARNING: MemorySanitizer: use-of-uninitialized-value
+    #0 0x55a1b2c3d4e5 in launch /src/app/launch.cpp:7:7
+SUMMARY: MemorySanitizer: use-of-uninitialized-value /src/app/launch.cpp:7:7 in launch
+Exiting
+"""
+
+TSAN_SEGV = """\
+ThreadSanitizer:DEADLYSIGNAL
+==7001==ERROR: ThreadSanitizer: SEGV on unknown address 0x000000000020 (pc 0x7f61a2b4d5e6 bp 0x7f6199ffe8f0 sp 0x7f6199ffe8b0 T7003)
+==7001==The signal is caused by a READ memory access.
+==7001==Hint: address points to the zero page.
+    #0 0x7f61a2b4d5e6  (/opt/rocm/lib/libamdhip64.so.6+0x34d5e6)
+"""
+
+
+def test_asan_double_free_and_msan_warning_name_their_error(tmp_path: Path) -> None:
+    double_free = _run(tmp_path, DOUBLE_FREE).case
+    assert double_free.fact("sanitizer_error").value == "double-free"
+    assert double_free.fact("fault_address").value == "0x602000000010"
+    bad_free = "==6121==ERROR: AddressSanitizer: attempting free on address which was not malloc()-ed: 0x7ffd3a10 in thread T0\n"
+    assert _run(tmp_path, bad_free).case.fact("sanitizer_error").value == "bad-free"
+    msan = _run(tmp_path, MSAN_UNINITIALIZED).case
+    assert msan.fact("sanitizer_error").value == "use-of-uninitialized-value"
+    assert next(s for s in msan.stacks if s.crashing).frames[0].symbol == "launch"
+
+
+def test_a_deadly_signal_under_thread_sanitizer_is_a_crash(tmp_path: Path) -> None:
+    fault = _run(tmp_path, TSAN_SEGV).case.fault
+    assert fault is not None and (fault.signal, fault.address, fault.access) == ("SEGV", 0x20, "read")
+    assert fault.module == "/opt/rocm/lib/libamdhip64.so.6" and fault.offset == 0x34d5e6

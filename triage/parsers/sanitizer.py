@@ -14,8 +14,8 @@ A deadly signal (SEGV, BUS, FPE, ILL, ABRT, TRAP; a stack overflow is a SEGV) be
 protection fault on a high address reports 0x0), the ``fault_address``; a memory error
 (heap-use-after-free, double-free...) the ``sanitizer_error`` fact, its access the
 ``fault_access``. The frames are the backtrace parser's; the first stack after the report's
-first line is marked as the crashing one. A SUMMARY line alone (the rest of the report cut
-away) still names the module and offset of the top frame.
+first line is marked as the crashing one. Where the report's stack was cut away, its SUMMARY
+line still names the module and offset of the top frame.
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles, readable
 
 _TOOLS = r"(?:Address|UndefinedBehavior|HWAddress|Memory|Leak|Thread)Sanitizer"
+# MemorySanitizer reports its errors as a WARNING and then stops the program; ASan's "attempting double-free on 0x..."
+# and "attempting free on address which was not malloc()-ed" are its SUMMARY's double-free and bad-free.
 _ERROR = lazy(
-    r"==\d+==\s*ERROR: (?P<tool>" + _TOOLS + r"): (?P<what>[\w-]+)"
+    r"==\d+==\s*(?:ERROR|WARNING(?=: MemorySanitizer)): (?P<tool>" + _TOOLS + r"): (?:attempting )?(?P<what>[\w-]+)"
     r"(?: on (?:unknown )?address(?: (?P<addr>0x[0-9a-fA-F]+))?| on (?P<addr2>0x[0-9a-fA-F]+))?")
 _CAUSE = lazy(r"==\d+==The signal is caused by a (?P<rw>READ|WRITE|UNKNOWN) memory access")
 _HIGH_ADDRESS = lazy(r"==\d+==Hint: this fault was caused by a dereference of a high value address")
@@ -39,7 +41,7 @@ _NEEDLES = Needles(_ERROR, _CAUSE, _HIGH_ADDRESS, _ACCESS, _SUMMARY)
 # The sanitizers' deadly signals; a stack overflow is a SEGV on the guard page.
 _SIGNALS = {"SEGV": "SEGV", "BUS": "BUS", "FPE": "FPE", "ILL": "ILL", "ABRT": "ABRT", "TRAP": "TRAP",
             "stack-overflow": "SEGV"}
-# A leak report or a data race comes at exit or while running: no crash.
+# A leak report or a data race comes at exit or while running: no crash (a deadly signal under either tool is one).
 _NO_CRASH = {"LeakSanitizer", "ThreadSanitizer"}
 # How far after the report's first line its stack starts.
 _STACK_WITHIN = 12
@@ -59,11 +61,11 @@ def parse(artifact: Artifact, case: Case) -> None:
         if m := _ERROR.search(text):
             if report_at is not None:  # only the first report of an artifact is the crash
                 break
-            if m["tool"] in _NO_CRASH:
+            what = "bad-free" if m["what"] == "free" else m["what"]
+            if m["tool"] in _NO_CRASH and what not in _SIGNALS:
                 continue
             report_at = index + 1
             case.claim(where, "signal", "fault")
-            what = m["what"]
             if what in _SIGNALS:
                 case.add_fact("signal", _SIGNALS[what], where, quoted, 85)
             else:
