@@ -229,3 +229,23 @@ def test_support_read_together_or_apart_gives_the_same_diagnoses(monkeypatch: py
     many = engine._MANY_CANDIDATES
     together, apart = answers(0), answers(10_000)
     assert len(together) > many and together == apart
+
+
+@needs_hyperscan
+def test_signatures_compile_builds_every_scanner_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`triage signatures compile` leaves a Hyperscan database in the cache for every scanner, so that a later run
+    of any size scans with Hyperscan from its first line; with the cache off it says so and builds nothing."""
+    from typer.testing import CliRunner
+
+    from triage.cli import app
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))
+    result = CliRunner().invoke(app, ["signatures", "compile"])
+    assert result.exit_code == 0, result.output
+    db = load(ROOT / "signatures")  # read back from the cache, as a new run would
+    scanners = [*db.prefilters.scanners, *parser_lines.needle_scanners()]
+    assert f"{len(scanners)} scanners built" in result.output
+    assert all(s._compiled_hyperscan(build=False) is not None for s in scanners)
+    monkeypatch.setenv("TRIAGE_CACHE", "0")
+    off = CliRunner().invoke(app, ["signatures", "compile"])
+    assert off.exit_code == 2 and "cache is off" in off.output

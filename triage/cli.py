@@ -288,6 +288,31 @@ def _app() -> "typer.Typer":
         typer.echo(f"{len(problems)} problem{'s' * (len(problems) != 1)}")
         raise typer.Exit(1 if problems else 0)
 
+    @signatures_app.command("compile")
+    def signatures_compile(
+        signatures: Optional[Path] = typer.Option(None, "--signatures", help="Signature folder (default: the shipped one)."),
+    ) -> None:
+        """Build the per-user cache ahead of runs: the parsed database and every scanner's Hyperscan database.
+
+        A run builds a scanner's Hyperscan database only after it has read a few megabytes (compiling takes
+        seconds); once compiled here, every later run on this machine starts on the fast path."""
+        import time
+
+        import triage.parsers  # noqa: F401 - every parser registers its needles on import
+        from triage.match import load
+        from triage.parsers.lines import needle_scanners
+        from triage.resources import cache_dir, data_dir
+
+        folder = cache_dir("scanners")
+        if folder is None:
+            raise fail("the per-user cache is off (TRIAGE_CACHE=0) or cannot be written; nothing to build")
+        started = time.monotonic()
+        scanners = [*load(signatures or data_dir("signatures")).prefilters.scanners, *needle_scanners()]
+        fast = sum(scanner.prepare() for scanner in scanners)
+        typer.echo(f"{len(scanners)} scanners built in {time.monotonic() - started:.1f} s into {folder.parent}; "
+                   + (f"{fast} read by Hyperscan" if fast else
+                      "none by Hyperscan (not installed: pip install 'hip-triage[fast]'), the Python way needs no more"))
+
     @signatures_app.command("show")
     def signatures_show(
         signature_id: str = typer.Argument(..., help="A signature id, or a class to list its signatures "

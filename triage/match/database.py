@@ -112,6 +112,10 @@ class Prefilters:
     together: LineScanner  # those other conditions of all signatures at once
     places: list[tuple[int, int]]  # each pattern of ``together``: its (group, pattern)
 
+    @property
+    def scanners(self) -> tuple[LineScanner, ...]:
+        return (*self.groups, self.together)
+
 
 @dataclass
 class Database:

@@ -200,6 +200,11 @@ _WHOLE = _Pass("whole", None)
 _HEAD = _Pass("head", HEAD_LINES)
 
 
+def needle_scanners() -> list[LineScanner]:
+    """The scanners of every parser's needles (each parser module registers its needles when imported)."""
+    return [_WHOLE.scanner(), _HEAD.scanner()]
+
+
 def scan(artifact: Artifact) -> None:
     """The passes over an artifact for every parser's needles, before the parsers ask."""
     _WHOLE.scan(artifact)

@@ -217,6 +217,13 @@ class LineScanner:
 
     # -- building ---------------------------------------------------------------------------------
 
+    def prepare(self) -> bool:
+        """Build now, and keep in the per-user cache, what scans need: the patterns' literals and, with the
+        Hyperscan engine, its database (which a scan otherwise builds only after a few megabytes). True when
+        Hyperscan reads the patterns."""
+        self._literals()
+        return self._compiled_hyperscan(build=True) is not None
+
     @property
     def by_hyperscan(self) -> list[int]:
         """The patterns Hyperscan reads (its database built now if need be); the rest go the Python way on every line."""
