@@ -3,6 +3,7 @@ and WER print them, and where they show in the reports."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,17 @@ def test_hip_driver_number_decoded() -> None:
 ])
 def test_hip_dll_version(text: str, expected: str) -> None:
     assert facts(text)["hip_dll_version"] == expected
+
+
+def test_a_version_table_line_is_a_needle_line() -> None:
+    """Hyperscan gives the parser only the lines a needle matches (a small input's literal prefilter gives more):
+    an unsuffixed amdhip64.dll (HIP SDK 5.x) in PowerShell's VersionInfo table must be one of them."""
+    from triage.parsers import windriver
+
+    needles = [windriver._NEEDLES._pass.patterns[slot] for slot in windriver._NEEDLES.slots]
+    line = "5.5.32000.0      5.5.32000.0      C:\\Program Files\\AMD\\ROCm\\5.5\\bin\\amdhip64.dll"
+    assert any(re.search(needle, line) for needle in needles)
+    assert facts(line + "\n")["hip_dll_version"] == "5.5.32000.0"
 
 
 def test_a_dll_that_did_not_load_says_nothing_of_the_installed_one() -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from triage.lazy import lazy
-from triage.model import Artifact, Case, Where
+from triage.model import Artifact, Case
 from triage.parsers.lines import Needles
 
 # AMD's WDDM driver versions have a five-digit third part (31.0.24027.1012, 27.20.22025.1006); NVIDIA's
@@ -44,7 +44,8 @@ _DLL_NAME = lazy(r"\bamdhip64_(?P<d>\d+)\.dll\b", re.IGNORECASE)
 _NOT_LOADED = lazy(r"not (?:be )?found|unable to load|could not|cannot|can't|failed to load|missing|no such",
                    re.IGNORECASE)
 _FILE_VERSION = lazy(r"\d+\.\d+\.\d+\.\d+")
-_NEEDLES = Needles(_DRIVER_VERSION, _AMD_SOFTWARE, _CLINFO, _HIP_DRIVER_NUMBER, _WER_MODULE, _WER_VERSION, _DLL_NAME)
+_NEEDLES = Needles(_DRIVER_VERSION, _AMD_SOFTWARE, _CLINFO, _HIP_DRIVER_NUMBER, _VERSION_TABLE, _WER_MODULE, _WER_VERSION,
+                   _DLL_NAME)
 
 
 def hip_driver_version(number: int) -> str:
