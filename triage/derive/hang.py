@@ -22,6 +22,7 @@ _CRASH_SIGNALS = frozenset({"SEGV", "BUS", "ILL", "FPE", "ABRT", "TRAP", "SYS"})
 
 
 def _crashed(case: Case) -> bool:
+    """A crash's dump shows waiting threads too: they did not stop the process, the crash did."""
     fault = case.fault
     return fault is not None and (fault.kind == "exception" or (fault.signal or "") in _CRASH_SIGNALS)
 
@@ -49,6 +50,8 @@ def _stack_calls(case: Case) -> list[tuple[str, Where, str]]:
 
 
 def derive(case: Case) -> None:
+    """A report of a hang is one whatever the stacks say; a thread stuck in a GPU call is one only where nothing
+    crashed. Signatures test these two facts instead of each weighing the reports and the stacks again."""
     reports: list[Fact] = list(case.facts.get("hang_report", []))
     for fact in case.facts.get("run_ended", []):
         if "--timeout" in fact.value:  # triage collect stopped a run that did not end by itself
