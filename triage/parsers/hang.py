@@ -64,10 +64,11 @@ TOP_FRAMES = 12  # a stuck thread's frames looked at from the top: the waits und
 
 def python_gpu_call(path: str, function: str) -> str | None:
     """``synchronize (torch/cuda/__init__.py)`` for a Python frame in a GPU library's waiting call, else None."""
-    m = _PY_GPU_FILE.search(path.replace("\\", "/"))
+    path = path.replace("\\", "/")
+    m = _PY_GPU_FILE.search(path)
     if m is None or not _PY_GPU_FUNC.match(function):
         return None
-    return f"{function} ({path.replace(chr(92), '/')[m.start():].lstrip('/')})"
+    return f"{function} ({path[m.start():].lstrip('/')})"
 
 
 def native_gpu_call(symbol: str) -> str | None:
