@@ -94,9 +94,10 @@ def _trie_regex(words: Sequence[str]) -> str:
 
 # Literals past which one trie-shaped regex over the text beats a search per literal: a str.find
 # reads about 2-3 GB/s here, the regex about 5 MB/s whatever the number of literals, but building
-# it for the anchors' 1,200 literals takes some 70 ms. So the regex is built only for a search
-# that would cost the finds about that much (a 190 KB text against 1,200 literals: 83 ms of finds,
-# 74 ms to build the regex and 38 ms to run it), and once built it serves every later text.
+# it for the anchors' 1,200 literals takes some 70 ms. So the regex is built once the finds have
+# cost about that much, in one search or over several (a 190 KB text against 1,200 literals: 83 ms
+# of finds, 74 ms to build the regex and 38 ms to run it): a single small triage never builds it, a
+# corpus run builds it after a few cases, and once built it serves every later text.
 _MOST_FINDS = 64
 WIDE_CHARS = 16_384
 # Characters a scanner reads the Python way before it builds its Hyperscan database (when the cache has none):
@@ -120,6 +121,7 @@ class _Literals:
                 self._owners.setdefault(literal, []).append(index)
         self._all = sorted(literal_sets)
         self._tries: dict[bool, tuple[re.Pattern[str], dict[str, list[Literal]]]] = {}
+        self._spent = {True: 0, False: 0}  # characters x literals searched by finds so far, caseless or not
 
     def find(self, text: str, which: Sequence[int], found: dict[int, set[int]]) -> None:
         """Add to ``found`` (pattern -> lines) the lines ``which`` (``text`` is them joined) holding a literal."""
@@ -130,8 +132,9 @@ class _Literals:
             literals = [literal for literal in self._owners if literal[1] == caseless]
             if not literals:
                 continue
-            if caseless not in self._tries and (len(literals) <= _MOST_FINDS
-                                                or len(haystack) * len(literals) <= _SMALL_SEARCH):
+            cost = len(haystack) * len(literals)
+            self._spent[caseless] += cost
+            if caseless not in self._tries and (len(literals) <= _MOST_FINDS or self._spent[caseless] <= _SMALL_SEARCH):
                 hits = self._found(haystack, literals, len(which) // 8, which, found)
             else:
                 hits = self._matched(haystack, caseless, literals)
