@@ -39,9 +39,12 @@ _PROBLEMATIC = lazy(r"^\s*(?:#\s+)?Problematic frame:\s*$")
 _NATIVE_FRAMES = lazy(r"^\s*Native frames: \(")
 # One frame line: the kind letter, then [module+0xOFF] and an optional symbol+0xOFF, a bare pc, or a Java method.
 _FRAME = lazy(r"^\s*(?:#\s+)?(?P<k>[CVvjJA])\s+(?P<rest>\S.*)$")
-# JDK 16+ adds the source of a frame when it has debug info: "...+0x61  (g1ParScanThreadState.cpp:476)".
-_NATIVE = lazy(r"^\[(?P<m>[^\[\]+]+)\+(?P<o>0x[0-9a-fA-F]+)\](?:\s+(?P<s>\S.*?)(?:\+(?P<so>0x[0-9a-fA-F]+))?)?"
-               r"(?:\s+\((?P<f>[^()\s]+):(?P<l>\d+)\))?\s*$")
+# "[module+0xOFF]", then the symbol and its offset and, from JDK 16 on with debug info, the source:
+# "...+0x61  (g1ParScanThreadState.cpp:476)". The tail is split from its right end (_split_symbol): one regex
+# for it, its symbol lazy and its spaces optional, took a quarter of a second on a line of spaces.
+_NATIVE = lazy(r"^\[(?P<m>[^\[\]+]+)\+(?P<o>0x[0-9a-fA-F]+)\](?P<tail>(?:\s.*)?)$")
+_SOURCE = lazy(r"\((?P<f>[^()\s]+):(?P<l>\d+)\)")
+_SYMBOL_OFFSET = lazy(r"\+(?P<so>0x[0-9a-fA-F]+)")
 _BARE_PC = lazy(r"^(?P<a>0x[0-9a-fA-F]+)\s*$")
 # "J 2210 c2 pkg.Class.method(args)ret module (98 bytes) @ 0xPC [0xSTART+0xOFF]"; JDK 8 has no compiler level word.
 _COMPILED = lazy(r"^\d+\s+(?:[cC][12]\s+|jvmci\s+)?(?P<s>[\w$.<>/]+)\(.*?@ (?P<a>0x[0-9a-fA-F]+)")
@@ -66,11 +69,7 @@ def parse_frame(kind: str, rest: str, where: Where, text: str) -> Frame | None:
     if kind in "CV":
         if m := _NATIVE.match(rest):
             frame.module, frame.offset = m["m"].strip(), int(m["o"], 16)
-            if m["s"]:
-                frame.symbol, frame.symbol_source = m["s"].strip(), "input"
-                frame.symbol_offset = int(m["so"], 16) if m["so"] else None
-            if m["f"]:
-                frame.file, frame.file_line = m["f"], int(m["l"])
+            _split_symbol(m["tail"].strip(), frame)
             return frame
         if m := _BARE_PC.match(rest):  # a native pc in no library the JVM knows (generated code, a freed library)
             frame.address = int(m["a"], 16)
@@ -91,6 +90,22 @@ def parse_frame(kind: str, rest: str, where: Where, text: str) -> Frame | None:
         frame.symbol, frame.symbol_source = rest.split()[0], "input"
         return frame
     return None
+
+
+def _split_symbol(tail: str, frame: Frame) -> None:
+    """``symbol+0xOFF  (file.cpp:476)`` after a native frame's module, each part optional, read from the right."""
+    at = tail.rfind("(")
+    if at > 0 and tail[at - 1].isspace() and (source := _SOURCE.fullmatch(tail, at)):
+        frame.file, frame.file_line = source["f"], int(source["l"])
+        tail = tail[:at].rstrip()
+    at = tail.rfind("+")
+    if at > 0 and (offset := _SYMBOL_OFFSET.fullmatch(tail, at)):
+        frame.symbol_offset = int(offset["so"], 16)
+        tail = tail[:at].rstrip()
+    if tail:
+        frame.symbol, frame.symbol_source = tail, "input"
+    else:
+        frame.symbol_offset = None
 
 
 def parse(artifact: Artifact, case: Case) -> None:
