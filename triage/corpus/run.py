@@ -18,6 +18,7 @@ one for each level: creating files is most of what the cache costs a cold run.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import pickle
@@ -184,13 +185,11 @@ def code_key() -> str:
 
 # -- one case -------------------------------------------------------------------------------------
 
-_DATABASES: dict[str, Database] = {}
-
-
+@functools.lru_cache(maxsize=_DATABASES_KEPT)
 def _database(folder: str) -> Database:
-    if folder not in _DATABASES:
-        _DATABASES[folder] = load(Path(folder))
-    return _DATABASES[folder]
+    """A worker's signature database, loaded once: its scanners keep what they built (the literals' trie,
+    Hyperscan's scratch) from one case to the next."""
+    return load(Path(folder))
 
 
 def _freeze(case: Case) -> bytes:
