@@ -185,7 +185,7 @@ def code_key() -> str:
 
 # -- one case -------------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=_DATABASES_KEPT)
+@functools.lru_cache(maxsize=8)  # a worker serves a signature folder or two
 def _database(folder: str) -> Database:
     """A worker's signature database, loaded once: its scanners keep what they built (the literals' trie,
     Hyperscan's scratch) from one case to the next."""
