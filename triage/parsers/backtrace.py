@@ -26,8 +26,10 @@ _ADDRESS = lazy(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
 # searched for the module first was quadratic on long words).
 _OFFSET_END = lazy(r"\s*\+\s*(?P<o>0x[0-9a-fA-F]+)\)?$")
 _AT_FILE = lazy(r"\s+at\s+(?P<f>\S+?):(?P<l>\d+)$")
-# the sanitizers' symbolizer: "func /src/file.cpp:42:7" (a path, a line, perhaps a column) and "(BuildId: hex)"
-_SANITIZER_FILE = lazy(r"\s+(?P<f>\S*[/\\]\S*?|[\w.-]+\.\w{1,4}):(?P<l>\d+)(?::\d+)?$")
+# the sanitizers' symbolizer: "func /src/file.cpp:42:7" (a path, a line, perhaps a column) and "(BuildId: hex)".
+# Tried only where a run of spaces starts, the path's slash looked for once: a path taken apart at each of its
+# slashes, at each space of a run, took most of a second on a long frame line.
+_SANITIZER_FILE = lazy(r"(?<!\s)\s+(?P<f>(?=\S*[/\\])\S+?|[\w.-]+\.\w{1,4}):(?P<l>\d+)(?::\d+)?$")
 _BUILD_ID = lazy(r"\s+\(BuildId: [0-9a-fA-F]+\)$")
 _FROM = lazy(r"\s+from\s+(?P<m>\S+)$")
 _MODULE_ONLY = lazy(r"\s+\((?P<m>[^\s()=,]+)\)$")
