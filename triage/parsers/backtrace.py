@@ -15,7 +15,6 @@ Frame forms read (one per line, innermost first)::
 
 from __future__ import annotations
 
-
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles, readable

@@ -20,7 +20,6 @@ line still names the module and offset of the top frame.
 
 from __future__ import annotations
 
-
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles, readable
