@@ -139,3 +139,16 @@ def test_silent_calls_and_earlier_runs_are_no_unreturned_call() -> None:
     later = (FIXTURES / "rocm5-nogpu" / "amd_log_level_3_keep_going.stderr.txt").read_text()
     case = parse([artifact(first + "a\nb\nc\nd\n" + later)])
     assert "hip_call_unreturned" not in case.facts
+
+
+def test_the_runtimes_own_records_inside_a_call_do_not_hide_it() -> None:
+    """Real ROCm 5 output at level 4: inside hipMalloc the runtime logs its own work (Initializing HSA stack,
+    hsa_init failed) before the call's return; a log that stops there stopped inside hipMalloc."""
+    lines = (FIXTURES / "rocm5-nogpu" / "amd_log_level_4_keep_going.stderr.txt").read_text().splitlines()
+    call = next(i for i, line in enumerate(lines) if "hipMalloc (" in line)
+    returned = next(i for i, line in enumerate(lines) if i > call and "hipMalloc: Returned" in line)
+    assert returned - call > 1  # the runtime's records in between
+    case = parse([artifact("\n".join(lines[:returned]) + "\nSegmentation fault (core dumped)\n")])
+    assert [f.value for f in case.facts["hip_call_unreturned"]] == ["hipMalloc"]
+    case = parse([artifact("\n".join(lines[:returned + 1]) + "\n")])
+    assert "hip_call_unreturned" not in case.facts

@@ -94,6 +94,13 @@ def test_the_kernels_lines_are_machine_output_whatever_their_words() -> None:
     assert is_prose("I think the kernel is the problem because the card resets when I start the game and then hangs")
 
 
+def test_julias_framed_log_messages_are_a_programs() -> None:
+    from triage.parsers.lines import is_prose
+
+    assert not is_prose("┌ Warning: The device libraries are not available so that the GPU code cannot be compiled for it")
+    assert not is_prose("│ Run the build step again if the libraries are installed in a place that is not the default one")
+
+
 def test_a_long_word_without_a_colon_is_read_in_linear_time() -> None:
     """A line of one long word once took seconds (a label regex tried every split of the word); now the answer
     is immediate, and a real label still marks a record."""

@@ -42,6 +42,7 @@ _GAP_LINES = 3
 # An API call's record as the runtime enters it: "hipMalloc ( 0x7ffd.., 1024 )", coloured by ANSI escapes as
 # printed or as a paste shows them (^[[32m); the calls that return without a "Returned" record never count.
 _CALL = lazy(r"^(?:(?:\x1b|\^\[)\[\d*m)?\s*(?P<api>(?:hip|hiprtc|hsa_)\w+)\s*\(.*\)\s*(?:(?:\x1b|\^\[)\[\d*m)?$")
+_RETURNED = lazy(r"^(?:hip|hiprtc|hsa_)\w+\s*:\s*Returned\b")
 _SILENT_CALLS = frozenset({"hipGetLastError", "hipPeekAtLastError", "hipGetErrorName", "hipGetErrorString",
                            "hipExtGetLastError", "hipDrvGetErrorName", "hipDrvGetErrorString"})
 _TAIL_RECORDS = 200  # how many of the last records may hold a thread's last one
@@ -128,28 +129,30 @@ def parse(artifact: Artifact, case: Case) -> None:
 
 
 def _unreturned_calls(artifact: Artifact, case: Case, records: list[int]) -> None:
-    """``hip_call_unreturned``: each API call that is its thread's last record in the artifact's last run.
+    """``hip_call_unreturned``: each thread's last API record in the artifact's last run, when it is a call.
 
     At level 3 the runtime logs a call as it enters it (``hipMemcpy ( 0x.., 4096, .. )``) and again
-    as it returns (``hipMemcpy: Returned hipSuccess``); a thread whose last record is the call was
-    inside it when the log stopped. Beside a crash signal, the crash happened in the runtime, in
-    that call. Only the log's last records are read (the crash ends the log), back to the run's start.
+    as it returns (``hipMemcpy: Returned hipSuccess``); a thread whose last API record is the call was
+    inside it when the log stopped (at level 4 the call's own work, ``Command (CopyHostToDevice)
+    enqueued``, may follow it). Beside a crash signal, the crash happened in the runtime, in that
+    call. Only the log's last records are read (the crash ends the log), back to the run's start.
     """
-    seen: set[str | None] = set()
+    decided: set[str | None] = set()
     after = len(artifact.lines)
     for index in reversed(records[-_TAIL_RECORDS:]):
         if after - index > _GAP_LINES and after < len(artifact.lines):
             break  # an earlier run
         after = index
         m = _RECORD.search(artifact.lines[index])
-        if m is None:
+        tid = m and (m["tid"] or m["tid2"])
+        if m is None or tid in decided:
             continue
-        tid = m["tid"] or m["tid2"]
-        if tid in seen:
-            continue
-        seen.add(tid)
         message = m["message"].strip()
-        if (call := _CALL.match(message)) and call["api"] not in _SILENT_CALLS:
+        call = _CALL.match(message)
+        if call is None and not _RETURNED.match(message):
+            continue  # the runtime's own work inside a call: the call or its return comes before
+        decided.add(tid)
+        if call and call["api"] not in _SILENT_CALLS:
             case.add_fact("hip_call_unreturned", call["api"], Where(artifact.name, index + 1), message, 60)
 
 

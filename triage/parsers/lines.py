@@ -50,6 +50,8 @@ _MACHINE_MARK = lazy(
     r"|has detected a driver timeout|an illegal memory access was encountered|the launch timed out and was terminated"
     r"|\brequires [^,\n]{1,80}, but you have "  # pip's dependency resolver
     r"|\bsegfault at \S+ ip \S+|\berror \d+ in \S+\.so"  # a kernel fault line, addresses elided or not
+    # Julia's logging frames each message: "┌ Warning: ...", "│ ...", "└ @ AMDGPU ~/.julia/.../AMDGPU.jl:123"
+    r"|^\s*[\u250c\u2502\u2514] "
     # the kernel's own lines, whatever their words: dmesg's clock, journald's "kernel:", the driver's prefix
     r"|^\s*\[\s*\d+\.\d+\]\s|\bkernel:\s|\bamdgpu(?: [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d)?:\s|\[drm(?::\w+)?\]"
     r"|\bwhat\(\):|is not a recognized processor for this target"
