@@ -92,6 +92,8 @@ def test_the_kernels_lines_are_machine_output_whatever_their_words() -> None:
     assert not is_prose(f"[ 1234.567890] amdgpu 0000:03:00.0: amdgpu: {sentence}")
     assert not is_prose(f"[drm] {sentence}")
     assert is_prose("I think the kernel is the problem because the card resets when I start the game and then hangs")
+    assert is_prose("My kernel: 6.8 with the card that resets when I start the game and then it hangs again")
+    assert not is_prose(f"2024-10-07T12:00:01.123456+02:00 myhost kernel: amdgpu: {sentence}")
 
 
 def test_julias_framed_log_messages_are_a_programs() -> None:
