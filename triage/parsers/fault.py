@@ -15,7 +15,9 @@ from triage.parsers.codes import ntstatus_name
 from triage.parsers.kernel import access_from_error
 from triage.parsers.lines import readable
 
-_ATT_OPERAND = lazy(r"(?P<disp>-?0x[0-9a-fA-F]+|-?\d+)?\(%(?P<base>\w+)")
+# A decimal displacement is tried from the start of its digits only (from inside them it could match only where
+# their start already had): tried from every digit of a long number not followed by (%, it took 0.4 s to fail.
+_ATT_OPERAND = lazy(r"(?P<disp>-?0x[0-9a-fA-F]+|(?:-|(?<!\d))\d+)?\(%(?P<base>\w+)")
 _INTEL_OPERAND = lazy(r"\[(?P<base>[a-z0-9]+)\s*(?:(?P<sign>[+-])\s*(?P<disp>0x[0-9a-fA-F]+|\d+))?\]")
 
 
