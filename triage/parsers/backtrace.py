@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
-from triage.parsers.lines import Needles, readable
+from triage.parsers.lines import Needles
 
 _FRAME = lazy(r"^\s*#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
 _ADDRESS = lazy(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
@@ -121,13 +121,9 @@ def parse_frame_text(rest: str) -> dict | None:
 def _records(artifact: Artifact) -> list[tuple[int, str]]:
     """The needle lines of the artifact, a frame's (or gdb's stop line's) continuation lines joined to it."""
     out: list[tuple[int, str]] = []
-    lines = artifact.lines
     signal_at = -10
     joinable = -10  # the index of the last line a continuation may join
-    for index in _NEEDLES.lines(artifact):
-        text = lines[index]
-        if not readable(text):
-            continue
+    for index, _, text in _NEEDLES.readable_lines(artifact):
         if index == joinable + 1 and out and _CONTINUATION.match(text):
             out[-1] = (out[-1][0], f"{out[-1][1]} {text.strip()}")
             joinable = index

@@ -79,15 +79,10 @@ def native_gpu_call(symbol: str) -> str | None:
 
 def parse(artifact: Artifact, case: Case) -> None:
     """Add the hang reports in the artifact and the GPU calls their traces and the thread dumps show."""
-    lines = artifact.lines
     read_to = -1  # the last line a trace or dump already consumed
-    for index in _NEEDLES.lines(artifact):
+    for index, where, text in _NEEDLES.readable_lines(artifact):
         if index <= read_to:
             continue
-        text = lines[index]
-        if not readable(text):
-            continue
-        where = Where(artifact.name, index + 1)
         quoted = text.strip()
         if m := _HUNG_TASK.search(text):
             case.add_fact("hang_report", "kernel-hung-task", where, quoted, 60)

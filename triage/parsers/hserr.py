@@ -30,7 +30,7 @@ import re
 
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
-from triage.parsers.lines import Needles, readable
+from triage.parsers.lines import Needles
 
 _HEADER_SIGNAL = lazy(r"^\s*(?:#\s+)?SIG(?P<name>[A-Z]+) \((?P<n>0x[0-9a-fA-F]+)\) at pc=(?P<pc>0x[0-9a-fA-F]+)")
 _HEADER_EXCEPTION = lazy(r"^\s*(?:#\s+)?(?P<name>EXCEPTION_[A-Z_]+) \((?P<c>0x[0-9a-fA-F]{8})\) at pc=(?P<pc>0x[0-9a-fA-F]+)")
@@ -110,17 +110,12 @@ def _split_symbol(tail: str, frame: Frame) -> None:
 
 def parse(artifact: Artifact, case: Case) -> None:
     """Add the fault facts and the crashing stack of each JVM fatal error report in the artifact."""
-    lines = artifact.lines
     problematic: Frame | None = None
     stacks: list[list[Frame]] = []
     expect_problem = -10  # the index of the "# Problematic frame:" line
     in_native = False
     last = -10  # the index of the section's last line read
-    for index in _NEEDLES.lines(artifact):
-        text = lines[index]
-        if not readable(text):
-            continue
-        where = Where(artifact.name, index + 1)
+    for index, where, text in _NEEDLES.readable_lines(artifact):
         quoted = text.strip()
         if in_native and index != last + 1:
             in_native = False  # the section ends at its first line that is no frame

@@ -132,14 +132,18 @@ class Needles:
             return found[self.slots[0]]
         return sorted(set().union(*(found[slot] for slot in self.slots)))
 
+    def readable_lines(self, artifact: Artifact) -> Iterator[tuple[int, Where, str]]:
+        """The needles' lines a parser reads, with their index and place: those short enough to be a record
+        (a longer line is pasted data, not output, and would cost every regex of the parser its length)."""
+        for index in self.lines(artifact):
+            text = artifact.lines[index]
+            if readable(text):
+                yield index, Where(artifact.name, index + 1), text
+
     def machine_lines(self, artifact: Artifact, case: Case) -> Iterator[tuple[Where, str]]:
         """The needles' lines a parser of facts reads: short enough to be a record, and not a user's sentence
         (a line another parser claimed as machine output is read whatever its words)."""
-        for index in self.lines(artifact):
-            text = artifact.lines[index]
-            if not readable(text):
-                continue
-            where = Where(artifact.name, index + 1)
+        for _, where, text in self.readable_lines(artifact):
             if case.kind_of(where) is not None or not is_sentence(text):
                 yield where, text
 

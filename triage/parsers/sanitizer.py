@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
-from triage.parsers.lines import Needles, readable
+from triage.parsers.lines import Needles
 
 _TOOLS = r"(?:Address|UndefinedBehavior|HWAddress|Memory|Leak|Thread)Sanitizer"
 # MemorySanitizer reports its errors as a WARNING and then stops the program; ASan's "attempting double-free on 0x..."
@@ -48,15 +48,11 @@ _STACK_WITHIN = 12
 
 def parse(artifact: Artifact, case: Case) -> None:
     """Add the fault facts of each sanitizer report in the artifact and mark its stack as the crashing one."""
-    lines = artifact.lines
     report_at: int | None = None  # the 1-based line of the current report's ERROR line
     address: tuple[str, Where, str] | None = None
     summary: Frame | None = None
-    for index in _NEEDLES.lines(artifact):
-        text = lines[index]
-        if not readable(text):
-            continue
-        where, quoted = Where(artifact.name, index + 1), text.strip()
+    for index, where, text in _NEEDLES.readable_lines(artifact):
+        quoted = text.strip()
         if m := _ERROR.search(text):
             if report_at is not None:  # only the first report of an artifact is the crash
                 break

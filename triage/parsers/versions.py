@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 
 from triage.lazy import lazy
-from triage.model import Artifact, Case, Where
-from triage.parsers.lines import Needles, is_sentence, readable
+from triage.model import Artifact, Case
+from triage.parsers.lines import Needles, is_sentence
 
 _WHEEL = lazy(r"\+rocm(?P<v>\d+\.\d+(?:\.\d+)?)\b|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
                     r"|ROCM used to build PyTorch:\s*(?P<b>\d+\.\d+(?:\.\d+)?)"
@@ -56,11 +56,7 @@ def _unpacked(version: str) -> str:
 def parse(artifact: Artifact, case: Case) -> None:
     package_at = -10  # the line of the last "Package: rocm-..." of an `apt show` / `dpkg -s`
     info_at = -10  # the line of the last `cat /opt/rocm/.info/version`
-    for index in _NEEDLES.lines(artifact):
-        text = artifact.lines[index]
-        if not readable(text):
-            continue
-        where = Where(artifact.name, index + 1)
+    for index, where, text in _NEEDLES.readable_lines(artifact):
         if case.kind_of(where) is None and is_sentence(text):  # what a user says is no fact of the system
             continue
         quoted = text.strip()
