@@ -58,6 +58,19 @@ def test_environment_variables() -> None:
     assert facts["env_LD_PRELOAD"] == "/opt/rocm/lib/libamdhip64.so.6"
 
 
+def test_environment_set_from_python_a_dockerfile_fish_or_cmd() -> None:
+    for line, value in [('os.environ["HSA_OVERRIDE_GFX_VERSION"] = "10.3.0"', "10.3.0"),
+                        ("os.environ.setdefault('HSA_OVERRIDE_GFX_VERSION', '11.0.0')", "11.0.0"),
+                        ("ENV HSA_OVERRIDE_GFX_VERSION 10.3.0", "10.3.0"),
+                        ("set -x HSA_OVERRIDE_GFX_VERSION 9.0.0", "9.0.0"),
+                        ("setx HSA_OVERRIDE_GFX_VERSION 11.0.2", "11.0.2"),
+                        ('$env:HSA_OVERRIDE_GFX_VERSION="10.3.0"', "10.3.0")]:
+        facts = parse([artifact(line + "\n")]).flat_facts()
+        assert facts["env_HSA_OVERRIDE_GFX_VERSION"] == value, line
+    # a variable named in passing is no setting
+    assert "env_HSA_OVERRIDE_GFX_VERSION" not in parse([artifact("HSA_OVERRIDE_GFX_VERSION unset, trying again\n")]).flat_facts()
+
+
 def test_listing_strace_and_offload_counts() -> None:
     text = """\
 $ ls ~/.local/share/strata/components/engine/0.1.52-linux-x86_64-hip-rx9070/

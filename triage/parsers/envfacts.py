@@ -41,12 +41,16 @@ _SYSTEM = lazy(r"/opt/rocm|/usr/lib|\bsystem\b|System32", re.I)
 # long word that names no runtime, the lazy scan to the word's end took 0.6 s on a line of 4,000 slashes.
 _HIP_RUNTIME_PATH = lazy(r"(?<![^\s\"'`])(?:(?![A-Za-z]:\\|\.?/)[^\s\"'`])*"
                          r"(?P<p>(?:[A-Za-z]:\\|/|\./)[^\s\"'`]*?(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*))")
-_ENV_ASSIGN = lazy(
-    r"\b(?P<k>LD_LIBRARY_PATH|LD_PRELOAD|HSA_OVERRIDE_GFX_VERSION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
-    r"|CUDA_VISIBLE_DEVICES|HIP_DEVICE_LIB_PATH|ROCM_PATH|HIP_PATH|HSA_ENABLE_DXG_DETECTION|GPU_DEVICE_ORDINAL"
-    r"|HSA_ENABLE_SDMA|HIP_LAUNCH_BLOCKING|AMD_SERIALIZE_KERNEL)(?:=|:[ \t]?)(?![A-Z][A-Z0-9_]*:)"  # not the next key
-    r"(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`]*)"
-)
+_ENV_KEYS = (r"LD_LIBRARY_PATH|LD_PRELOAD|HSA_OVERRIDE_GFX_VERSION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES"
+             r"|CUDA_VISIBLE_DEVICES|HIP_DEVICE_LIB_PATH|ROCM_PATH|HIP_PATH|HSA_ENABLE_DXG_DETECTION|GPU_DEVICE_ORDINAL"
+             r"|HSA_ENABLE_SDMA|HIP_LAUNCH_BLOCKING|AMD_SERIALIZE_KERNEL")
+# KEY=v, KEY: v (a listing), os.environ["KEY"] = "v", os.environ.setdefault("KEY", "v") / setenv / putenv; and the
+# space-separated forms of a Dockerfile (ENV KEY v), fish (set -x KEY v) and cmd (setx KEY v).
+_ENV_VALUE = r"(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`),]*)"
+_ENV_ASSIGN = lazy(r"\b(?P<k>" + _ENV_KEYS + r")(?:=|:[ \t]?|[\"']\]?[ \t]*[=,][ \t]*)(?![A-Z][A-Z0-9_]*:)"  # not the next key
+                   + _ENV_VALUE)
+_ENV_SPACED = lazy(r"(?:\bENV|\bset -g?x|\bsetx)[ \t]+(?P<k>" + _ENV_KEYS + r")[ \t]+" + _ENV_VALUE)
+
 # A GPU product named anywhere (derive/gpu.py maps it to its architecture with tables/gpus.yaml).
 _PRODUCT = lazy(r"\bRadeon\b|\bInstinct\b|\bMI\d{2,3}[AX]?\b|\bRyzen AI\b|\bSteam Deck\b|\bBC-250\b", re.I)
 _LINUX_HINT = lazy(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|Ubuntu|Debian|Fedora|Arch|NixOS", re.I)
@@ -144,7 +148,7 @@ def _product(text: str, where: Where, case: Case) -> None:
 
 
 def _environment(text: str, where: Where, case: Case) -> None:
-    for m in _ENV_ASSIGN.finditer(text):
+    for m in [*_ENV_ASSIGN.finditer(text), *_ENV_SPACED.finditer(text)]:
         value = m["v"].strip("\"'")
         if not value:  # "HIP_VISIBLE_DEVICES: OLLAMA_HOST:..." in ollama's config: unset
             continue
@@ -157,7 +161,7 @@ _FAMILIES = (
     (Needles(_OS_LABEL, _WINDOWS_NAME, _KERNEL, _DRIVER), _platform),
     (Needles(_WINDOWS_HINT, _LINUX_HINT, _WSL), _os_hints),
     (Needles(_ROCM, _ROCM_PATH, _COMPONENT_VERSIONS, "amdhip64"), _versions),
-    (Needles(_ENV_ASSIGN), _environment),
+    (Needles(_ENV_ASSIGN, _ENV_SPACED), _environment),
     (Needles(_PRODUCT), _product),
 )
 
