@@ -287,3 +287,10 @@ def test_folders_the_hip_runtime_was_loaded_from(text: str, folders: list[str]) 
 def test_trademark_signs_and_gcn_arch_names_give_the_real_gpu(text: str, arch: str, apu: str) -> None:
     found = facts(text)
     assert (found["gfx_arch_real"], found["apu"]) == (arch, apu)
+
+
+def test_a_probe_that_found_no_amd_driver_is_no_amd_vote() -> None:
+    probe = 'time=2024-10-01T10:00:00.000Z level=DEBUG source=amd_linux.go:60 msg="amdgpu driver not detected /sys/module/amdgpu"\n'
+    nvidia = "GPU 0: NVIDIA GeForce RTX 3060 (UUID: GPU-1234)\n"
+    assert "gpu_vendor" not in facts(probe)
+    assert facts(probe * 3 + nvidia)["gpu_vendor"] == "nvidia"

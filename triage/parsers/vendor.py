@@ -38,6 +38,9 @@ _MISSING = lazy(r"cannot open shared object file|No such file|not found|could no
 # (derive/vendor.py), where NVIDIA's files and switches are no sign of an NVIDIA GPU.
 NVIDIA_DEVICE = lazy(r"\bNVIDIA (?:GeForce|RTX|Quadro|Tesla|TITAN|Jetson|DGX|[AHLT]\d{1,4}[A-Z]?\b)|\bGeForce\b|\bQuadro\b"
                            r"|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b|\bTITAN [XVR]\b")
+# A probe that found no AMD driver (ollama asks on every machine: "amdgpu driver not detected /sys/module/amdgpu")
+# is no sign of an AMD GPU.
+_AMD_ABSENT = lazy(r"\bamdgpu (?:driver |kernel module )?(?:is )?not (?:detected|found|loaded|present)\b", re.IGNORECASE)
 _NEEDLES = Needles(_AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG, _ZLUDA)
 STRONG, WEAK = 3, 1
 
@@ -48,6 +51,8 @@ def parse(artifact: Artifact, case: Case) -> None:
         if zluda:
             case.add_fact("zluda", "yes", where, text.strip(), 30)
         amd = STRONG if zluda or _AMD_STRONG.search(text) else WEAK if _AMD_WEAK.search(text) else 0
+        if amd and not zluda and _AMD_ABSENT.search(text):
+            amd = 0
         nvidia = STRONG if _NVIDIA_STRONG.search(text) and not zluda else 0
         if nvidia and _MISSING.search(text) and not NVIDIA_DEVICE.search(text):
             nvidia = 0
