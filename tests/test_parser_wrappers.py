@@ -31,6 +31,7 @@ WRAPPERS = {
     "kubectl": lambda i: "[pod/infer-0/server] ",
     "ci-clock": lambda i: f"2024-05-01T10:11:{i % 60:02d}.1234567Z ",
     "python-logging": lambda i: f"2024-05-01 10:11:{i % 60:02d},345 - app - ERROR - ",
+    "python-logging-default": lambda i: "ERROR:comfy.model_management:",
     "quoted": lambda i: "> ",
     "quoted-journald": lambda i: f"> Mar 03 12:00:{i % 60:02d} myhost python3[4242]: ",
 }

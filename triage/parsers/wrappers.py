@@ -34,13 +34,15 @@ _SIMPLE = (
     re.compile(r"\[pod/[^\]\s]{1,200}\] "),  # kubectl logs --prefix
     re.compile(r"\[?" + _CLOCK + r"\]?:? +"),  # CI runners, containers, ComfyUI's [clock]
     re.compile(r"-? ?[\w.]{1,64} - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "),  # Python logging's usual format, after its clock
+    re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:"),  # Python logging's default (basicConfig) format
     re.compile(r"(?:> )+"),  # a quoted reply (not Python's >>> prompt: it has no space after the first >)
 )
 # docker compose: "service-1  | ": taken only for a service name on several lines of the file.
 _COMPOSE = lazy(r"(?P<service>[\w.-]{1,64}?)(?:[-_]\d{1,3})? *\| ")
 _COMPOSE_MIN_LINES = 2
 # Any line that may start with a prefix: most logs have none, and one search of the text says so.
-_ANY = lazy(r"^(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| )",
+_ANY = lazy(r"^(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| "
+            r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:)",
                   re.MULTILINE)
 _ROUNDS = 3  # a quoted journal line carries two prefixes, a quoted timestamped journal line three
 
