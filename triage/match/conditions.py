@@ -94,7 +94,12 @@ class Lines:
                 yield Where(artifact.name, index + 1), text
 
     def weight(self, where: Where, text: str) -> float:
-        return 1.0 if self.case.kind_of(where) or not is_prose(text) else PROSE_FACTOR
+        """Full weight for a program's line, less for a person's sentence; a sentence-worded line that came
+        with a logger's prefix (``ERROR:app.module:...``, cut by the wrappers) was a program's all the same."""
+        if self.case.kind_of(where) or not is_prose(text):
+            return 1.0
+        given = _nth(self.given.get(where.artifact, []), where.line)
+        return 1.0 if given and given != text and not is_prose(given) else PROSE_FACTOR
 
     def line(self, where: Where) -> str:
         return _nth(self.by_name.get(where.artifact, []), where.line)
