@@ -136,7 +136,7 @@ def test_every_shipped_pattern_is_read_by_hyperscan_and_the_trace_reaches_no_anc
     from triage.corpus.synth import _noise_pool
 
     db = load(ROOT / "signatures")
-    scanners = [*db.prefilters.groups, db.prefilters.together]
+    scanners = db.prefilters.scanners
     assert all(len(s.by_hyperscan) == len(s.patterns) for s in scanners)
     noise = _noise_pool(random.Random(1), 2000)
     anchors, *support = (s.scan(noise) for s in db.prefilters.groups)

@@ -298,9 +298,8 @@ def _app() -> "typer.Typer":
         seconds); once compiled here, every later run on this machine starts on the fast path."""
         import time
 
-        import triage.parsers  # noqa: F401 - every parser registers its needles on import
         from triage.match import load
-        from triage.parsers.lines import needle_scanners
+        from triage.parsers.lines import needle_scanners  # importing the package registers every parser's needles
         from triage.resources import cache_dir, data_dir
 
         folder = cache_dir("scanners")
