@@ -161,10 +161,18 @@ def test_api_takes_a_file_a_text_field_or_a_raw_body(desk: Desk) -> None:
                                    {"Content-Type": "application/x-www-form-urlencoded"})
     assert status == 201 and urlencoded["case"]["source"] == "api"
 
+    # what the README's `curl --data-binary @hip.log -H 'X-File-Name: hip.log'` sends: a raw log labelled as a form
+    curl_form = {"Content-Type": "application/x-www-form-urlencoded"}
+    status, as_curl = desk.json("POST", "/api/v1/cases", log, {**curl_form, "X-File-Name": "hip.log"})
+    assert status == 201 and as_curl["case"]["input_name"] == "hip.log"
+    assert as_curl["report"]["diagnoses"][0]["class"] == expected_class(SEED)
+    status, unnamed = desk.json("POST", "/api/v1/cases", log, curl_form)
+    assert status == 201 and unnamed["report"]["diagnoses"][0]["class"] == expected_class(SEED)
+
     status, listed = desk.json("GET", f"/api/v1/cases?class={expected_class(SEED)}")
-    assert status == 200 and listed["total"] == 3
-    assert [c["id"] for c in listed["cases"]] == [third["id"], second["id"], first["id"]]
-    assert sum(week["cases"] for week in listed["weeks"]) == 3
+    assert status == 200 and listed["total"] == 5
+    assert [c["id"] for c in listed["cases"]] == [unnamed["id"], as_curl["id"], third["id"], second["id"], first["id"]]
+    assert sum(week["cases"] for week in listed["weeks"]) == 5
 
     status, one = desk.json("GET", f"/api/v1/cases/{first['id']}")
     assert status == 200 and one["report"] == first["report"] and one["case"]["status"] == "open"

@@ -489,17 +489,21 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         params = request.query_params
         redact = params.get("redact", "").lower() in ("1", "true", "yes", "on")
         who = params.get("submitter")
-        if kind in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        named = request.headers.get("x-file-name") or params.get("name")
+        got = None
+        if kind == "multipart/form-data" or (kind == "application/x-www-form-urlencoded" and not named):
+            if kind != "multipart/form-data":
+                await request.body()  # kept by the request, so the raw fallback below can still read it
             form = await read_form(request)
             got = await file_upload(form)
             redact = redact or bool(form.get("redact"))
             who = who or form.get("submitter")
-        else:
+        if got is None and kind != "multipart/form-data":
+            # curl's --data-binary labels a raw log as a form: a name, or a form without `text`, means raw
             from triage.server import display_name
 
             data = await request.body()
-            got = (data, display_name(request.headers.get("x-file-name") or params.get("name")), "api") \
-                if data.strip() else None
+            got = (data, display_name(named), "api") if data.strip() else None
         if got is None:
             return _refuse(400, "Nothing to triage: send a file (-F file=@LOG), a text field (-F text=...) or the "
                            "raw log as the body (--data-binary @LOG).")
