@@ -218,6 +218,25 @@ def test_api_refuses_nothing_and_unknown_cases_in_one_line(desk: Desk) -> None:
     assert status == 400 and "open, answered, closed" in message
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_case_number_past_the_database_integers_is_no_case(tmp_path: Path, backend: str) -> None:
+    store = open_store(backend, tmp_path)
+    with serving(Settings(), store) as desk:
+        cookie, token = form_page(desk)
+        for huge in ("2147483648", "99999999999999999999"):  # past PostgreSQL's INTEGER, past SQLite's
+            for method, path in (("GET", f"/cases/{huge}"), ("GET", f"/cases/{huge}/report.html"),
+                                 ("GET", f"/api/v1/cases/{huge}")):
+                status, _, message = desk.request(method, path)
+                assert (status, message) == (404, f"There is no case {huge}; the list is at /cases.\n".encode())
+            status, message = desk.json("PATCH", f"/api/v1/cases/{huge}", b'{"status": "closed"}')
+            assert status == 404 and f"no case {huge}" in message
+            body, headers = multipart({"csrf": token, "status": "closed", "note": ""})
+            status, _, message = desk.request("POST", f"/cases/{huge}", body,
+                                              {**headers, "Cookie": f"desk_csrf={cookie}"})
+            assert status == 404 and f"no case {huge}".encode() in message
+    store.close()
+
+
 def test_status_and_note_through_the_api(desk: Desk) -> None:
     status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
     status, changed = desk.json("PATCH", f"/api/v1/cases/{made['id']}",

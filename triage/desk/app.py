@@ -55,6 +55,7 @@ PAGE_SIZE = 50
 WEEKS = 26  # weeks of counts on the list page and in the API's list
 MAX_PAGE = 500
 NOTE_CHARS = 20000
+MAX_ID = (1 << 31) - 1  # the largest id an INTEGER column holds on PostgreSQL (SQLite's go further)
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 _OPEN_PATHS = ("/login", "/static/desk.css")
 _UNSAFE = ("POST", "PUT", "PATCH", "DELETE")
@@ -359,9 +360,12 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             return made
         return RedirectResponse(f"/cases/{made}", status_code=303)
 
+    def no_case(case_id: int) -> Response:
+        return _refuse(404, f"There is no case {case_id}; the list is at /cases.")
+
     def case_or_404(case_id: int, *extra: str) -> dict[str, Any] | Response:
-        found = store.get(case_id, *extra)
-        return found if found is not None else _refuse(404, f"There is no case {case_id}; the list is at /cases.")
+        found = store.get(case_id, *extra) if 0 < case_id <= MAX_ID else None  # a larger id is no row, not an error
+        return found if found is not None else no_case(case_id)
 
     @app.get("/cases/{case_id}", response_class=HTMLResponse, include_in_schema=False)
     def case_page(request: Request, case_id: int) -> Response:
@@ -388,8 +392,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         status, note = form.get("status"), form.get("note")
         if status not in intake.STATUSES or not isinstance(note, str):
             return _refuse(400, f"Status must be one of {', '.join(intake.STATUSES)}; reload the case and try again.")
-        if not await run_in_threadpool(store.update, case_id, status, note[:NOTE_CHARS]):
-            return _refuse(404, f"There is no case {case_id}; the list is at /cases.")
+        if not 0 < case_id <= MAX_ID or not await run_in_threadpool(store.update, case_id, status, note[:NOTE_CHARS]):
+            return no_case(case_id)
         return RedirectResponse(f"/cases/{case_id}", status_code=303)
 
     def chosen_filters(request: Request) -> tuple[Filters, dict[str, str]]:
@@ -557,9 +561,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             return _refuse(400, f'Send JSON such as {{"status": "answered", "note": "..."}}; status is one of '
                            f"{', '.join(intake.STATUSES)}.")
         note = body.get("note")
-        if not await run_in_threadpool(store.update, case_id, body.get("status"),
-                                       note[:NOTE_CHARS] if note is not None else None):
-            return _refuse(404, f"There is no case {case_id}.")
+        if not 0 < case_id <= MAX_ID or not await run_in_threadpool(store.update, case_id, body.get("status"),
+                                                                    note[:NOTE_CHARS] if note is not None else None):
+            return no_case(case_id)
         return await run_in_threadpool(one_case, request, case_id)
 
     @app.post("/api/v1/retriage", summary="Triage every stored input again with the current signatures")
