@@ -237,6 +237,23 @@ def test_a_case_number_past_the_database_integers_is_no_case(tmp_path: Path, bac
     store.close()
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nul_characters_in_a_note_or_a_filter_are_dropped(tmp_path: Path, backend: str) -> None:
+    store = open_store(backend, tmp_path)
+    with serving(Settings(), store) as desk:
+        status, made = desk.json("POST", "/api/v1/cases?submitter=a%00na", paste_of(SEED).encode())
+        assert status == 201 and made["case"]["submitter"] == "ana"
+        status, changed = desk.json("PATCH", f"/api/v1/cases/{made['id']}",
+                                    b'{"note": "rebuilt\\u0000 for gfx1201"}')
+        assert status == 200 and changed["case"]["note"] == "rebuilt for gfx1201"
+        for path in ("/cases?q=rebuilt%00", "/cases?class=%00&os=linux%00",
+                     "/api/v1/cases?q=%00rebuilt&status=open%00"):
+            status, _, page = desk.request("GET", path)
+            assert status == 200, (path, page)
+            assert b'"total":1' in page or b'id="total">1 case match' in page, path
+    store.close()
+
+
 def test_status_and_note_through_the_api(desk: Desk) -> None:
     status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
     status, changed = desk.json("PATCH", f"/api/v1/cases/{made['id']}",

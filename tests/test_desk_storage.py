@@ -94,6 +94,17 @@ def test_status_and_note_are_kept(store: Store) -> None:
     assert not store.update(case_id + 1000, status="closed")
 
 
+def test_nul_characters_are_dropped_from_notes_names_and_searches(store: Store) -> None:
+    # PostgreSQL's text cannot hold NUL: a note, a submitter or a search with one was a driver error there
+    case_id = store.add(row(submitter="a\x00na", input_name="hip\x00.log"))
+    assert store.update(case_id, note="set HSA_\x00OVERRIDE")
+    got = store.get(case_id)
+    assert (got["submitter"], got["input_name"], got["note"]) == ("ana", "hip.log", "set HSA_OVERRIDE")
+    assert store.search(Filters({"gfx_arch": "gfx1201\x00"}, "hsa_\x00override"))[1] == 1
+    assert store.search(Filters({}, "\x00"))[1] == 1  # nothing left to search for: every case
+    assert [n for _, n in store.weekly(Filters({"os": "\x00"}, "\x00"))] == [1]
+
+
 def test_seen_before_counts_earlier_cases_of_the_same_signature_and_stack(store: Store) -> None:
     first = store.add(row(note="fixed by the system ROCm"), at=at(2))
     other_stack = store.add(row(stack_hash="0000000000000000"), at=at(3))

@@ -118,6 +118,12 @@ def _utc(value: dt.datetime | None) -> dt.datetime | None:
     return value
 
 
+def _text(value: Any) -> Any:
+    """A text value without NUL characters, which PostgreSQL's text cannot hold (nobody means them in a note, a
+    name or a search)."""
+    return value.replace("\x00", "") if isinstance(value, str) else value
+
+
 def _row(mapping: Any) -> dict[str, Any]:
     out = dict(mapping)
     for name in ("created_at", "updated_at", "changed_at"):
@@ -134,9 +140,11 @@ class Filters:
     q: str = ""
 
     def clauses(self) -> list[Any]:
-        out = [FILTERS[name] == value for name, value in self.values.items() if name in FILTERS and value]
-        if self.q.strip():
-            needle = "%" + self.q.strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        chosen = {name: _text(value) for name, value in self.values.items() if name in FILTERS}
+        out = [FILTERS[name] == value for name, value in chosen.items() if value]
+        q = _text(self.q).strip()
+        if q:
+            needle = "%" + q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             out.append(func.lower(cases.c.title).like(needle, escape="\\")
                        | func.lower(cases.c.note).like(needle, escape="\\")
                        | func.lower(cases.c.input_name).like(needle, escape="\\")
@@ -221,8 +229,8 @@ class Store:
     def add(self, values: dict[str, Any], at: dt.datetime | None = None) -> int:
         """Store a new case (the values ``intake.triage`` made) and return its id."""
         when = at or now()
-        row = {**values, "created_at": when, "updated_at": when, "status": values.get("status", "open"),
-               "note": values.get("note", "")}
+        row = {name: _text(value) for name, value in {"status": "open", "note": "", **values}.items()}
+        row.update(created_at=when, updated_at=when)
         with self.engine.begin() as connection:
             return int(connection.execute(cases.insert().values(**row)).inserted_primary_key[0])
 
@@ -232,7 +240,7 @@ class Store:
         if status is not None:
             values["status"] = status
         if note is not None:
-            values["note"] = note
+            values["note"] = _text(note)
         with self.engine.begin() as connection:
             return connection.execute(update(cases).where(cases.c.id == case_id).values(**values)).rowcount > 0
 
