@@ -254,6 +254,19 @@ def test_nul_characters_in_a_note_or_a_filter_are_dropped(tmp_path: Path, backen
     store.close()
 
 
+def test_unknown_texts_without_an_error_line_or_a_stack_are_not_seen_before(desk: Desk) -> None:
+    for text in ("hello world", "PK\x03\x04 not really a zip", "hello world"):
+        status, made = desk.json("POST", "/api/v1/cases", text.encode(), {"X-File-Name": "a.txt"})
+        assert status == 201 and made["case"]["class"] == "unknown"
+        assert made["seen_before"]["count"] == 0, text
+    status, _, page = desk.request("GET", f"/cases/{made['id']}")
+    assert 'id="seen">seen before: 0' in page.decode()
+    for n, text in enumerate(("frobnicate error: widget 12 failed at 0x1234",
+                              "frobnicate error: widget 97 failed at 0x9999")):
+        status, made = desk.json("POST", "/api/v1/cases", text.encode())
+        assert status == 201 and made["case"]["class"] == "unknown" and made["seen_before"]["count"] == n
+
+
 def test_status_and_note_through_the_api(desk: Desk) -> None:
     status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
     status, changed = desk.json("PATCH", f"/api/v1/cases/{made['id']}",

@@ -42,12 +42,15 @@ def _short(value: Any) -> str | None:
     return str(value)[:_TEXT_LIMIT]
 
 
-def cluster_key(stack: str | None, lines: list[str]) -> str:
+def cluster_key(stack: str | None, lines: list[str]) -> str | None:
     """The bucket an unknown case falls in, as ``triage corpus`` clusters them first: its stack hash and the set
-    of its key lines' templates (16 hex digits)."""
+    of its key lines' templates (16 hex digits). None when it has neither: a text with no error line and no stack
+    has nothing in common with another such text ("hello" and an unreadable archive are not the same failure)."""
     from triage.match.templates import template
 
     shapes = sorted({template(line) for line in lines})
+    if not stack and not shapes:
+        return None
     return hashlib.sha1(json.dumps([stack, shapes]).encode("utf-8")).hexdigest()[:16]
 
 
