@@ -281,6 +281,29 @@ def test_status_and_note_through_the_api(desk: Desk) -> None:
     assert desk.json("GET", "/api/v1/cases?q=qx-7731")[1]["total"] == 1
 
 
+def test_a_status_or_note_that_would_not_be_kept_as_sent_is_refused(desk: Desk) -> None:
+    status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
+    path = f"/api/v1/cases/{made['id']}"
+    for body in ({"stauts": "closed"}, {}, {"status": "closed", "notes": "x"}, {"note": "x" * 20001}):
+        status, message = desk.json("PATCH", path, json.dumps(body).encode())
+        assert status == 400 and message.count("\n") == 1, body
+    assert "20001 characters" in message
+    assert desk.json("GET", path)[1]["case"]["status"] == "open" and desk.json("GET", path)[1]["case"]["note"] == ""
+    status, changed = desk.json("PATCH", path, json.dumps({"note": "y" * 20000}).encode())
+    assert status == 200 and changed["case"]["note"] == "y" * 20000
+    # the page's text area sends CRLF line ends and counts each as one character
+    cookie, token = form_page(desk, f"/cases/{made['id']}")
+    note = "line\r\n" * 4000
+    body, headers = multipart({"csrf": token, "status": "answered", "note": note})
+    assert desk.request("POST", f"/cases/{made['id']}", body, {**headers, "Cookie": f"desk_csrf={cookie}"})[0] == 303
+    assert desk.json("GET", path)[1]["case"]["note"] == "line\n" * 4000
+    body, headers = multipart({"csrf": token, "status": "closed", "note": "z" * 20001})
+    headers["Cookie"] = f"desk_csrf={cookie}"
+    status, _, message = desk.request("POST", f"/cases/{made['id']}", body, headers)
+    assert status == 400 and b"over the 20000" in message
+    assert desk.json("GET", path)[1]["case"]["status"] == "answered"
+
+
 def test_openapi_is_served_with_the_report_schema(desk: Desk) -> None:
     status, spec = desk.json("GET", "/api/openapi.json")
     assert status == 200 and spec["openapi"].startswith("3.")

@@ -360,6 +360,10 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             return made
         return RedirectResponse(f"/cases/{made}", status_code=303)
 
+    def long_note(length: int) -> Response:
+        return _refuse(400, f"The note has {length} characters, over the {NOTE_CHARS} a case keeps: write what fixed "
+                       "it and link to the longer story.")
+
     def no_case(case_id: int) -> Response:
         return _refuse(404, f"There is no case {case_id}; the list is at /cases.")
 
@@ -390,9 +394,12 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         if not csrf_ok(request, form):
             return stale_form()
         status, note = form.get("status"), form.get("note")
-        if status not in intake.STATUSES or not isinstance(note, str):
+        if status not in intake.STATUSES or not isinstance(note, (str, type(None))):
             return _refuse(400, f"Status must be one of {', '.join(intake.STATUSES)}; reload the case and try again.")
-        if not 0 < case_id <= MAX_ID or not await run_in_threadpool(store.update, case_id, status, note[:NOTE_CHARS]):
+        note = note.replace("\r\n", "\n") if note is not None else None  # a text area sends CRLF line ends
+        if note is not None and len(note) > NOTE_CHARS:
+            return long_note(len(note))
+        if not 0 < case_id <= MAX_ID or not await run_in_threadpool(store.update, case_id, status, note):
             return no_case(case_id)
         return RedirectResponse(f"/cases/{case_id}", status_code=303)
 
@@ -550,19 +557,22 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
 
     @app.patch("/api/v1/cases/{case_id}", summary="Set a case's status and/or note", openapi_extra={
         "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object", "properties": {
-            "status": {"enum": list(intake.STATUSES)}, "note": {"type": "string"}}}}}}})
+            "status": {"enum": list(intake.STATUSES)}, "note": {"type": "string", "maxLength": NOTE_CHARS}},
+            "additionalProperties": False, "minProperties": 1}}}}})
     async def api_update(request: Request, case_id: int) -> Response:
         try:
             body = json.loads(await request.body())
         except ValueError:
             body = None
-        if not isinstance(body, dict) or body.get("status", "open") not in intake.STATUSES or not isinstance(
-                body.get("note", ""), str):
-            return _refuse(400, f'Send JSON such as {{"status": "answered", "note": "..."}}; status is one of '
-                           f"{', '.join(intake.STATUSES)}.")
+        # a misspelt or missing field would otherwise change nothing and still answer 200
+        if not isinstance(body, dict) or not body or set(body) - {"status", "note"} or body.get(
+                "status", "open") not in intake.STATUSES or not isinstance(body.get("note", ""), str):
+            return _refuse(400, f'Send JSON such as {{"status": "answered", "note": "..."}} (either field or both); '
+                           f"status is one of {', '.join(intake.STATUSES)}.")
         note = body.get("note")
-        if not 0 < case_id <= MAX_ID or not await run_in_threadpool(store.update, case_id, body.get("status"),
-                                                                    note[:NOTE_CHARS] if note is not None else None):
+        if note is not None and len(note) > NOTE_CHARS:
+            return long_note(len(note))
+        if not 0 < case_id <= MAX_ID or not await run_in_threadpool(store.update, case_id, body.get("status"), note):
             return no_case(case_id)
         return await run_in_threadpool(one_case, request, case_id)
 
