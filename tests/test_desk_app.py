@@ -178,6 +178,22 @@ def test_api_takes_a_file_a_text_field_or_a_raw_body(desk: Desk) -> None:
     assert status == 200 and one["report"] == first["report"] and one["case"]["status"] == "open"
 
 
+def test_a_file_sent_as_the_text_field_or_a_text_sent_as_the_file_field_is_triaged(desk: Desk) -> None:
+    log = paste_of(SEED).encode("utf-8")
+    boundary = uuid.uuid4().hex
+    kind = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    # curl -F text=@hip.log: a file part named text
+    body = (f'--{boundary}\r\nContent-Disposition: form-data; name="text"; filename="hip.log"\r\n'
+            f"Content-Type: application/octet-stream\r\n\r\n").encode() + log + f"\r\n--{boundary}--\r\n".encode()
+    status, made = desk.json("POST", "/api/v1/cases", body, kind)
+    assert status == 201 and (made["case"]["class"], made["case"]["input_name"], made["case"]["source"]) == (
+        expected_class(SEED), "hip.log", "file")
+    # curl -F file=<hip.log: the file's text as a field named file
+    body, headers = multipart({"file": log.decode()})
+    status, made = desk.json("POST", "/api/v1/cases", body, headers)
+    assert status == 201 and made["case"]["class"] == expected_class(SEED) and made["seen_before"]["count"] == 1
+
+
 def test_a_zipped_bundle_through_the_form_and_the_api(desk: Desk, tmp_path: Path) -> None:
     bundle = tmp_path / "user-bundle.zip"
     with zipfile.ZipFile(bundle, "w") as archive:

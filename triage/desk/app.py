@@ -287,14 +287,18 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         """(data, display name, source) from a form's ``file`` or ``text``, or None when both are empty."""
         from triage.server import display_name
 
-        item = form.get("file")
-        if isinstance(item, UploadFile) and item.filename:
-            data = await item.read(settings.max_upload + 1)
-            if data.strip():
-                return data, display_name(urllib.parse.quote(item.filename)), "file"
-        text = form.get("text")
-        if isinstance(text, str) and text.strip():
-            return text.encode("utf-8"), "paste.txt", "paste"
+        # curl's -F text=@LOG sends a file under the text's name and -F file=<LOG the file's text as a field:
+        # either field takes either
+        for name in ("file", "text"):
+            item = form.get(name)
+            if isinstance(item, UploadFile):
+                data = await item.read(settings.max_upload + 1)
+                if data.strip():
+                    return data, display_name(urllib.parse.quote(item.filename or "upload")), "file"
+        for name in ("text", "file"):
+            text = form.get(name)
+            if isinstance(text, str) and text.strip():
+                return text.encode("utf-8"), "paste.txt", "paste"
         return None
 
     async def submit(upload: intake.Upload) -> int | Response:
