@@ -18,11 +18,11 @@ from triage.errors import BadInput, internal
 from triage.model import Artifact, Case, Where
 from triage.parsers import (amdgpu, amdlog, appinfo, backtrace, buildtargets, elfcore, elflib, envfacts, exitstatus, fatbin,
                             fault, hang, hiperror, hserr, kernel, ldd, lines, listing, manifest, minidump, offload, sanitizer,
-                            strace, timestamps, toolstacks, vendor, versions, windows, windriver, wrappers)
+                            strace, timestamps, toolstacks, vendor, versions, werfiles, windows, windriver, wrappers)
 
 # envfacts runs last: it reads which lines the other parsers claimed as machine output; sanitizer marks one of the
 # stacks backtrace read as the crashing one.
-LINE_PARSERS = (amdlog, backtrace, toolstacks, sanitizer, kernel, amdgpu, windows, hserr, hang, exitstatus, hiperror, strace, offload, listing, ldd,
+LINE_PARSERS = (amdlog, backtrace, toolstacks, sanitizer, kernel, amdgpu, windows, werfiles, hserr, hang, exitstatus, hiperror, strace, offload, listing, ldd,
                 minidump, elfcore, elflib, fatbin, manifest, appinfo, timestamps, versions, vendor, buildtargets, windriver,
                 envfacts)
 # fatbin.finish reads the GPU and the runtime kind that envfacts.finish settles.

@@ -97,6 +97,21 @@ _NEEDLES = Needles(_EXCEPTION, _FRAME, _WINDBG, _FAULTING_MODULE, _FAULT_OFFSET,
                    _HANDLER_FRAME, _HANDLER_SYMBOL)
 
 
+_HIP_DLL = lazy(r"(?i)amdhip64(?:_(?P<major>\d+))?\.dll")
+
+
+def is_hip_release(module: str, version: str) -> bool:
+    """Whether an amdhip64 DLL's file version is its HIP release: the HIP SDK's are (amdhip64_6.dll 6.1.40252.0), some
+    a display driver ships are not (amdhip64_7.dll 10.0.3581.0); the release's major is the one in the DLL's name
+    (amdhip64.dll: 5 or older)."""
+    if not (m := _HIP_DLL.fullmatch(module.replace("\\", "/").rsplit("/", 1)[-1])):
+        return False
+    major = version.split(".", 1)[0]
+    if not major.isdigit():
+        return False
+    return int(major) == int(m["major"]) if m["major"] else int(major) <= 5
+
+
 def _module_name(path: str) -> str:
     return re.split(r"[\\/]", path.strip())[-1]
 
@@ -179,7 +194,7 @@ def _record(text: str, where: Where, case: Case) -> None:
         case.claim(where, "exception", "fault")
         if m["v"]:
             case.add_fact(f"module_version:{m['m'].lower()}", m["v"], where, quoted, 80)
-            if m["m"].lower().startswith("amdhip64"):  # the HIP runtime's file version: its release is HIP's
+            if is_hip_release(m["m"], m["v"]):
                 case.add_fact("hip_version_runtime", m["v"], where, quoted, 80)
     if m := _FAULT_OFFSET.search(text):
         case.add_fact("fault_offset", f"0x{m['o'].lower()}", where, quoted, 80)

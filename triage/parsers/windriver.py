@@ -26,6 +26,7 @@ import re
 from triage.lazy import lazy
 from triage.model import Artifact, Case
 from triage.parsers.lines import Needles
+from triage.parsers.windows import is_hip_release
 
 # AMD's WDDM driver versions have a five-digit third part (31.0.24027.1012, 27.20.22025.1006); NVIDIA's
 # (31.0.15.5222) and Intel's (31.0.101.4502) have two or three digits, and audio drivers start with 10.
@@ -90,7 +91,8 @@ def finish(case: Case) -> None:
     for name, facts in list(case.facts.items()):
         if name.startswith("module_version:amdhip64"):
             for f in facts:
-                case.add_fact("hip_dll_version", f.value, f.where, f.text, 80)
+                if is_hip_release(name.split(":", 1)[1], f.value):  # not a driver's own numbering (10.0.3581.0)
+                    case.add_fact("hip_dll_version", f.value, f.where, f.text, 80)
     if case.facts.get("driver_version_windows") and "driver" in case.facts:
         # dxdiag and Device Manager list every device's "Driver Version" as a Windows file version (four parts)
         case.facts["driver"] = [f for f in case.facts["driver"] if not _FILE_VERSION.fullmatch(f.value)]
