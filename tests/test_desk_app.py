@@ -343,6 +343,21 @@ def test_redacted_cases_keep_no_user_or_host_names(desk: Desk) -> None:
     assert desk.store.get(plain["id"], "input_data")["input_data"] == log.encode()
 
 
+def test_redact_0_or_false_keeps_the_input_as_sent(desk: Desk) -> None:
+    log = "ana@render-box-07:~$ ./app\n:1:hip_code_object.cpp:507 : Error: hipErrorNoBinaryForGpu\n"
+    for flag, redacted in (("0", False), ("false", False), ("off", False), ("1", True), ("on", True)):
+        body, headers = multipart({"text": log, "redact": flag})
+        status, made = desk.json("POST", "/api/v1/cases", body, headers)
+        assert status == 201 and made["case"]["redacted"] is redacted, flag
+        status, made = desk.json("POST", f"/api/v1/cases?redact={flag}", log.encode())
+        assert made["case"]["redacted"] is redacted, flag
+    cookie, token = form_page(desk)
+    body, headers = multipart({"csrf": token, "text": log, "redact": "0"})
+    status, answer, _ = desk.request("POST", "/cases", body, {**headers, "Cookie": f"desk_csrf={cookie}"})
+    case = desk.store.get(int(answer["location"].rsplit("/", 1)[1]), "input_data")
+    assert case["redacted"] is False and case["input_data"] == log.encode()
+
+
 def test_retriage_shows_which_cases_changed_class(tmp_path: Path) -> None:
     shipped = ROOT / "signatures"
     older = tmp_path / "signatures"

@@ -107,6 +107,11 @@ class TooSlow(Exception):
     """A request body took longer than the request timeout to arrive."""
 
 
+def _yes(value: Any) -> bool:
+    """A form or query flag: 1, true, yes or on (a checkbox sends 1); 0, false, no, off or nothing is no."""
+    return isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on")
+
+
 def _mib(size: int) -> str:
     return f"{size / (1 << 20):g}"
 
@@ -358,7 +363,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
                         ask_submitter=not settings.auth_header, limit_mib=_mib(settings.max_upload),
                         kept_mib=_mib(settings.max_input))
         data, name, source = got
-        made = await submit(intake.Upload(data, name, source, bool(form.get("redact")),
+        made = await submit(intake.Upload(data, name, source, _yes(form.get("redact")),
                                           submitter(request, form.get("submitter"))))
         if isinstance(made, Response):
             return made
@@ -482,7 +487,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         "multipart/form-data": {"schema": {"type": "object", "properties": {
             "file": {"type": "string", "format": "binary", "description": "a log, dump, core or .zip/.tar.gz bundle"},
             "text": {"type": "string", "description": "pasted text (when no file)"},
-            "redact": {"type": "string", "description": "1: redact names, addresses, serials before storing"},
+            "redact": {"type": "string", "description": "1 (or true, yes, on): redact names, addresses, serials "
+                       "before storing"},
             "submitter": {"type": "string"}}}},
         "application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {
             "text": {"type": "string"}, "redact": {"type": "string"}, "submitter": {"type": "string"}}}},
@@ -502,7 +508,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     async def api_create(request: Request) -> Response:
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         params = request.query_params
-        redact = params.get("redact", "").lower() in ("1", "true", "yes", "on")
+        redact = _yes(params.get("redact"))
         who = params.get("submitter")
         named = request.headers.get("x-file-name") or params.get("name")
         got = None
@@ -511,7 +517,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
                 await request.body()  # kept by the request, so the raw fallback below can still read it
             form = await read_form(request)
             got = await file_upload(form)
-            redact = redact or bool(form.get("redact"))
+            redact = redact or _yes(form.get("redact"))
             who = who or form.get("submitter")
         if got is None and kind != "multipart/form-data":
             # curl's --data-binary labels a raw log as a form: a name, or a form without `text`, means raw
