@@ -283,6 +283,26 @@ def test_unknown_texts_without_an_error_line_or_a_stack_are_not_seen_before(desk
         assert status == 201 and made["case"]["class"] == "unknown" and made["seen_before"]["count"] == n
 
 
+def test_the_frameworks_refusals_are_one_line_that_says_what_to_do(desk: Desk) -> None:
+    two_files = b"".join(b'--b\r\nContent-Disposition: form-data; name="file"; filename="%s.log"\r\n\r\nsegfault\r\n'
+                         % name for name in (b"a", b"b")) + b"--b--\r\n"
+    for method, path, body, headers, status, words in (
+            ("GET", "/cases/abc", None, {}, 404, "There is no case 'abc': cases are numbered"),
+            ("GET", "/api/v1/cases/1.5", None, {}, 404, "There is no case '1.5'"),
+            ("GET", "/case/1", None, {}, 404, "There is no such page"),
+            ("DELETE", "/api/v1/cases/1", None, {}, 405, "DELETE is not taken at /api/v1/cases/1"),
+            ("POST", "/api/v1/cases", b"log", {"Content-Type": "multipart/form-data"}, 400,
+             "The form cannot be read (Missing boundary in multipart.)"),
+            ("POST", "/api/v1/cases", two_files, {"Content-Type": "multipart/form-data; boundary=b"}, 400,
+             "Maximum number of files is 1"),
+    ):
+        got, answer, message = desk.request(method, path, body, headers)
+        text = message.decode()
+        assert (got, answer["content-type"].split(";")[0]) == (status, "text/plain"), (path, text)
+        assert words in text and text.count("\n") == 1, text
+    assert desk.store.search(Filters())[1] == 0
+
+
 def test_status_and_note_through_the_api(desk: Desk) -> None:
     status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
     status, changed = desk.json("PATCH", f"/api/v1/cases/{made['id']}",

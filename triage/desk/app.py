@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import (
     HTMLResponse,
     JSONResponse,
@@ -41,6 +42,7 @@ from fastapi.responses import (
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from triage import __version__
 from triage.desk import intake
@@ -325,6 +327,28 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             log.exception("triage or storage failed (ref %s)", ref)
             return _refuse(500, f"The triage or the database failed on this upload (ref {ref}); try again, and if "
                            "it fails again run triage FILE on the command line and report the problem with that ref.")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, err: StarletteHTTPException) -> Response:
+        """The framework's own refusals as one line saying what to do, like the desk's (not JSON ``detail``)."""
+        if err.status_code == 404:
+            return _refuse(404, "There is no such page; the desk's pages are /, /cases and /retriage, and its API is "
+                           "described at /api/openapi.json.")
+        if err.status_code == 405:
+            answer = _refuse(405, f"{request.method} is not taken at {request.url.path}; the API is described at "
+                             "/api/openapi.json.")
+            answer.headers.update(err.headers or {})
+            return answer
+        if err.status_code == 400:  # a multipart body the parser refused
+            return _refuse(400, f"The form cannot be read ({err.detail}); send one file (-F file=@LOG), the text "
+                           "(-F text=...) or the raw log as the body (--data-binary @LOG).")
+        return _refuse(err.status_code, str(err.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def not_a_number(request: Request, _err: RequestValidationError) -> Response:
+        """Only a case's number is validated by the framework: a word there is no case."""
+        given = str(request.path_params.get("case_id", ""))[:40]
+        return _refuse(404, f"There is no case {given!r}: cases are numbered; the list is at /cases.")
 
     @app.exception_handler(TooSlow)
     async def too_slow(_request: Request, _err: TooSlow) -> Response:
