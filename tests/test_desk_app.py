@@ -194,6 +194,15 @@ def test_a_file_sent_as_the_text_field_or_a_text_sent_as_the_file_field_is_triag
     assert status == 201 and made["case"]["class"] == expected_class(SEED) and made["seen_before"]["count"] == 1
 
 
+def test_a_file_name_is_shown_as_the_user_named_it(desk: Desk) -> None:
+    for sent, shown in (('say%22hi%22 100%.log', 'say"hi" 100%.log'), ("ré sumé.log", "ré sumé.log"),
+                        ("../../etc/passwd", "passwd"), ("line%0Abreak.log", "line_break.log"),
+                        ("evil\u202egol.exe", "evil_gol.exe")):
+        body, headers = multipart({}, (sent, b"segfault"))
+        status, made = desk.json("POST", "/api/v1/cases", body, headers)
+        assert status == 201 and made["case"]["input_name"] == shown, sent
+
+
 def test_a_zipped_bundle_through_the_form_and_the_api(desk: Desk, tmp_path: Path) -> None:
     bundle = tmp_path / "user-bundle.zip"
     with zipfile.ZipFile(bundle, "w") as archive:

@@ -23,6 +23,7 @@ import datetime as dt
 import hmac
 import json
 import logging
+import re
 import secrets
 import urllib.parse
 from collections.abc import AsyncIterator
@@ -301,7 +302,10 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             if isinstance(item, UploadFile):
                 data = await item.read(settings.max_upload + 1)
                 if data.strip():
-                    return data, display_name(urllib.parse.quote(item.filename or "upload")), "file"
+                    # browsers and curl send a '"' in a file name as %22 (and CR, LF as %0D, %0A)
+                    sent = re.sub("%(22|0D|0A)", lambda m: chr(int(m.group(1), 16)), item.filename or "upload",
+                                  flags=re.IGNORECASE)
+                    return data, display_name(urllib.parse.quote(sent)), "file"
         for name in ("text", "file"):
             text = form.get(name)
             if isinstance(text, str) and text.strip():
