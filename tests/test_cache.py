@@ -34,6 +34,46 @@ def test_same_report_with_and_without_cache(monkeypatch, tmp_path) -> None:
     assert plain == cold == warm
 
 
+def test_compiled_condition_regexes_are_kept_and_read_back(tmp_path, monkeypatch) -> None:
+    """The regexes a run compiled are in the cache, compiled as the conditions compile them, and the next run
+    takes them from there (compiling none) with the same report."""
+    import pickle
+
+    import regex
+
+    from triage.match import database
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))
+    case = str(CORPUS / "seed-000-blit-kernels-device-libs-missing")
+    first = build(triage([case]))
+    files = list((tmp_path / "signatures").glob("*-regex-*.pickle"))
+    assert len(files) == 1
+    kept = pickle.loads(files[0].read_bytes())
+    assert len(kept) > 10  # the log conditions this case reached, at least
+    for source, pattern in kept.items():
+        fresh = regex.compile(source, regex.IGNORECASE)
+        assert (pattern.pattern, pattern.flags, pattern.groupindex) == (fresh.pattern, fresh.flags, fresh.groupindex)
+        assert pattern._pickled_data == fresh._pickled_data  # the same compiled code
+
+    def refuse(source: str, where: str) -> None:
+        raise AssertionError(f"{where}: {source!r} compiled again")
+
+    monkeypatch.setattr(database, "_compile", refuse)
+    assert build(triage([case])) == first
+    db = load(ROOT / "signatures")
+    cond = next(c for sig in db.signatures for top in sig.conditions for c in top.walk() if c.sources.get("log") in kept)
+    assert cond.pattern("log").pattern == cond.sources["log"]
+
+
+def test_signatures_compile_compiles_every_condition_regex(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))
+    db = load(ROOT / "signatures")
+    sources = {s for sig in db.signatures for top in sig.conditions for c in top.walk() for s in c.sources.values()}
+    assert db.patterns.compile_all(db.signatures) == len(sources)
+    again = load(ROOT / "signatures")
+    assert again.patterns.compile_all(again.signatures) == len(sources)
+
+
 def _cached_kinds(folder) -> list[str]:
     return sorted(p.stem.rsplit("-", 1)[1] for p in (folder / "scanners").glob("*.pickle"))
 

@@ -306,9 +306,12 @@ def _app() -> "typer.Typer":
         if folder is None:
             raise fail("the per-user cache is off (TRIAGE_CACHE=0) or cannot be written; nothing to build")
         started = time.monotonic()
-        scanners = [*load(signatures or data_dir("signatures")).prefilters.scanners, *needle_scanners()]
+        db = load(signatures or data_dir("signatures"))
+        regexes = db.patterns.compile_all(db.signatures)
+        scanners = [*db.prefilters.scanners, *needle_scanners()]
         fast = sum(scanner.prepare() for scanner in scanners)
-        typer.echo(f"{len(scanners)} scanners built in {time.monotonic() - started:.1f} s into {folder.parent}; "
+        typer.echo(f"{regexes} condition regexes compiled, {len(scanners)} scanners built in "
+                   f"{time.monotonic() - started:.1f} s into {folder.parent}; "
                    + (f"{fast} read by Hyperscan" if fast else
                       "none by Hyperscan (not installed: pip install 'hip-triage[fast]'), the Python way needs no more"))
 

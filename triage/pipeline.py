@@ -54,6 +54,7 @@ def _finish(case: Case, db: Database, folder: Path, symbols: Path | None) -> Res
     except deadline.OutOfTime:
         case.warnings.append(deadline.current().warning("deriving facts", "every derived fact"))  # type: ignore[union-attr]
     diagnoses = match(case, db)
+    db.patterns.save()  # the regexes this case compiled, for the next run (nothing to do once all were)
     versions = {"tool": __version__, "signatures": db.version, "schema": SCHEMA_VERSION}
     similar = nearest(features(case, diagnoses), load_index(folder))
     return Result(case=case, diagnoses=diagnoses, versions=versions, similar=similar)

@@ -312,6 +312,7 @@ class LineScanner:
 
     def _build(self) -> None:
         """The state that does not pickle, made empty: everything is built on first use."""
+        self._compile: Callable[[str], Any] | None = None
         self._hs = None
         self._hs_missed = False  # the cache had no database when last looked for: do not look on every scan
         self._read = 0  # characters scanned the Python way while Hyperscan was not worth building
@@ -322,9 +323,16 @@ class LineScanner:
         self._checks = {i: self._compiled(i) for i in self.exact}
         self._ascii_exact: set[int] = set()
 
+    def compile_with(self, compile: Callable[[str], Any]) -> None:
+        """Have ``compile`` (the owner's memo of compiled patterns, which compiles them as the owner does) give
+        the patterns this scanner tries itself, rather than compiling them anew in each process."""
+        self._compile = compile
+
     def _compiled(self, index: int) -> Any:
         """The pattern compiled as its owner compiles it; None when it does not compile."""
         try:
+            if self._compile is not None:
+                return self._compile(self.patterns[index])
             return (re if self.module == "re" else regex).compile(self.patterns[index], self.flags)
         except (re.error, regex.error, ValueError, RecursionError, OverflowError):
             return None
