@@ -237,3 +237,8 @@ def test_a_bad_url_says_what_to_give() -> None:
 
     with pytest.raises(StoreError, match="sqlite:///PATH"):
         Store("not a url")
+    for other in ("postgres://triage:secret@db/cases", "mysql://triage@db/cases", "mssql+pyodbc://db/cases"):
+        # no "install the desk extra" for a database the desk does not keep cases in, and no password shown
+        with pytest.raises(StoreError, match="in SQLite or PostgreSQL; give sqlite:///PATH") as caught:
+            Store(other)
+        assert "secret" not in str(caught.value)

@@ -185,6 +185,9 @@ class Store:
         except Exception as err:
             raise StoreError(f"{self.url!r} is not a database URL; give sqlite:///PATH or "
                              "postgresql+psycopg://USER:PASSWORD@HOST/DB") from err
+        if parsed.get_backend_name() not in ("sqlite", "postgresql"):  # the schema is made and tested for these two
+            raise StoreError(f"{parsed.render_as_string(hide_password=True)!r}: the desk keeps its cases in SQLite or "
+                             "PostgreSQL; give sqlite:///PATH or postgresql+psycopg://USER:PASSWORD@HOST/DB")
         self.sqlite = parsed.get_backend_name() == "sqlite"
         options: dict[str, Any] = {"future": True}
         if self.sqlite:
