@@ -232,6 +232,14 @@ def test_the_default_database_is_a_file_in_the_users_data_folder(tmp_path: Any, 
         store.close()
 
 
+def test_a_postgresql_url_without_a_driver_uses_the_extras_psycopg() -> None:
+    store = Store("postgresql://triage:secret@db.invalid/cases")  # no connection is made before the first query
+    try:
+        assert store.engine.url.drivername == "postgresql+psycopg"
+    finally:
+        store.close()
+
+
 def test_a_bad_url_says_what_to_give() -> None:
     from triage.desk.storage import StoreError
 

@@ -188,6 +188,8 @@ class Store:
         if parsed.get_backend_name() not in ("sqlite", "postgresql"):  # the schema is made and tested for these two
             raise StoreError(f"{parsed.render_as_string(hide_password=True)!r}: the desk keeps its cases in SQLite or "
                              "PostgreSQL; give sqlite:///PATH or postgresql+psycopg://USER:PASSWORD@HOST/DB")
+        if parsed.drivername == "postgresql":  # SQLAlchemy 2.0's default driver is psycopg2, not the extra's psycopg
+            parsed = parsed.set(drivername="postgresql+psycopg")
         self.sqlite = parsed.get_backend_name() == "sqlite"
         options: dict[str, Any] = {"future": True}
         if self.sqlite:
