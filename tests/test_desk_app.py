@@ -509,6 +509,20 @@ def test_list_page_filters_and_counts_per_week(desk: Desk) -> None:
     assert f"<option selected>{gfx}</option>" in page.decode()
 
 
+def test_the_list_pages_through_cases_as_long_as_asked(desk: Desk) -> None:
+    for n in range(5):
+        assert desk.json("POST", "/api/v1/cases", f"hipErrorNoBinaryForGpu on run {n}".encode())[0] == 201
+    pages: list[list[str]] = []
+    path = "/cases?limit=2"
+    while path:
+        status, _, page = desk.request("GET", path.replace("&amp;", "&"))
+        text = page.decode()
+        pages.append(re.findall(r'<tr><td><a href="/cases/(\d+)">', text))
+        older = re.search(r'<a href="([^"]+)">Older</a>', text)
+        path = older.group(1) if older else ""
+    assert pages == [["5", "4"], ["3", "2"], ["1"]]  # before, the second page was 50 long
+
+
 def test_uploads_are_bounded_before_and_while_they_are_read(desk: Desk) -> None:
     big = b"x" * ((1 << 20) + (128 << 10))
     status, _, message = desk.request("POST", "/api/v1/cases", big)

@@ -461,7 +461,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         weeks = recent_weeks(filters)
 
         def at(new_offset: int) -> str:
-            return "/cases?" + urllib.parse.urlencode({**chosen, "q": filters.q, "offset": new_offset})
+            size = {"limit": limit} if limit != PAGE_SIZE else {}  # the next page is as long as this one
+            return "/cases?" + urllib.parse.urlencode({**chosen, "q": filters.q, **size, "offset": new_offset})
 
         return page(request, "cases.html", rows=rows, total=total, weeks=weeks,
                     max_week=max((c for _, c in weeks), default=1), facets=store.facets(), chosen=chosen, q=filters.q,
