@@ -66,10 +66,15 @@ def _chars(items: list, ignorecase: bool) -> set[str] | None:
 def _fixed(items, ignorecase: bool) -> set[str] | None:
     """The strings a sequence can match when they are few and fixed (``r(?:8|9|1[0-5])``), else None."""
     out = {""}
-    for op, av in items:
-        if op == C.LITERAL:
-            options: set[str] | None = {chr(av).lower() if ignorecase else chr(av)}
-        elif op == C.IN:
+    for op, av in _items(items):
+        if op == C.LITERAL:  # one character: each string goes on with it
+            if len(out) > _MAX_VARIANTS:
+                return None
+            char = chr(av).lower() if ignorecase else chr(av)
+            out = {a + char for a in out}
+            continue
+        options: set[str] | None
+        if op == C.IN:
             options = _chars(av, ignorecase)
         elif op == C.SUBPATTERN:
             _group, add, remove, body = av
@@ -94,6 +99,12 @@ def _one(item: tuple, ignorecase: bool) -> set[str] | None:
     return _chars(av, ignorecase) if op == C.IN else None
 
 
+def _items(items) -> list:
+    """The items of a parsed sequence as a list: iterating re's ``SubPattern`` itself calls its Python
+    ``__getitem__`` once an item, most of the time this module took."""
+    return items.data if isinstance(items, _parser.SubPattern) else items
+
+
 def _sequence(items, ignorecase: bool) -> set[Literal] | None:
     best: set[Literal] | None = None
     run: list[str] = [""]  # the variants of the literal being read
@@ -104,15 +115,18 @@ def _sequence(items, ignorecase: bool) -> set[Literal] | None:
             best = _better(best, {(v.lower(), True) if ignorecase else (v, False) for v in run})
         run = [""]
 
-    def extend(strings: set[str] | str) -> None:
+    def extend(strings: set[str]) -> None:
         nonlocal run
         if len(run) * len(strings) > _MAX_VARIANTS:
             close()
         run = [v + c for v in run for c in sorted(strings)]
 
-    for op, av in items:
-        if op == C.LITERAL:
-            extend(chr(av).lower() if ignorecase else chr(av))
+    for op, av in _items(items):
+        if op == C.LITERAL:  # the commonest item, one character: added to each variant in place
+            if len(run) > _MAX_VARIANTS:
+                close()
+            char = chr(av).lower() if ignorecase else chr(av)
+            run = [v + char for v in run]
             continue
         if op == C.IN and (chars := _chars(av, ignorecase)) is not None:
             extend(chars)
