@@ -39,7 +39,6 @@ from typing import Any
 import regex
 
 from triage.resources import cache_dir, read_cached, source_key, write_cached
-from triage.scan.expression import expression
 from triage.scan.literals import Literal, required_literals
 
 try:  # optional: pip install 'hip-triage[fast]'
@@ -286,6 +285,8 @@ class LineScanner:
         return self._hs_built
 
     def _compile_hyperscan(self) -> _Compiled:
+        from triage.scan.expression import expression  # only to build a database: a run that reads one needs none
+
         chosen: list[tuple[int, bytes]] = []
         exact_on_ascii: list[int] = []
         for index, pattern in enumerate(self.patterns):
