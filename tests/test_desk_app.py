@@ -235,6 +235,11 @@ def test_the_retriage_button_needs_its_csrf_token(desk: Desk) -> None:
 def test_api_refuses_nothing_and_unknown_cases_in_one_line(desk: Desk) -> None:
     status, message = desk.json("POST", "/api/v1/cases", b"  \n")
     assert status == 400 and "Nothing to triage" in message and message.count("\n") == 1
+    # a form whose text is empty (curl -d text= -d submitter=ana) is not a log of its own field names
+    for body in (b"text=&submitter=ana", b"submitter=ana&text=%20%0A&redact=1"):
+        status, message = desk.json("POST", "/api/v1/cases", body,
+                                    {"Content-Type": "application/x-www-form-urlencoded"})
+        assert status == 400 and "Nothing to triage" in message
     status, message = desk.json("GET", "/api/v1/cases/999")
     assert status == 404 and "no case 999" in message
     status, message = desk.json("PATCH", "/api/v1/cases/999", b'{"status": "closed"}')

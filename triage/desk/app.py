@@ -540,15 +540,16 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         redact = _yes(params.get("redact"))
         who = params.get("submitter")
         named = request.headers.get("x-file-name") or params.get("name")
-        got = None
-        if kind == "multipart/form-data" or (kind == "application/x-www-form-urlencoded" and not named):
-            if kind != "multipart/form-data":
+        got, is_form = None, kind == "multipart/form-data"
+        if is_form or (kind == "application/x-www-form-urlencoded" and not named):
+            if not is_form:
                 await request.body()  # kept by the request, so the raw fallback below can still read it
             form = await read_form(request)
             got = await file_upload(form)
+            is_form = is_form or "text" in form or "file" in form  # an empty text field is nothing to triage
             redact = redact or _yes(form.get("redact"))
             who = who or form.get("submitter")
-        if got is None and kind != "multipart/form-data":
+        if got is None and not is_form:
             # curl's --data-binary labels a raw log as a form: a name, or a form without `text`, means raw
             from triage.server import display_name
 
