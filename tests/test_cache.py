@@ -122,3 +122,32 @@ def test_a_long_text_builds_the_hyperscan_database(tmp_path, monkeypatch) -> Non
     long = ["Memory access fault by GPU node-1"] + ["ordinary line"] * 20
     assert scanner.scan(long) == [[0]] and scanner._hs is not None
     assert _cached_kinds(tmp_path) == ["hyperscan", "literals"]
+
+
+def test_re_patterns_are_kept_compiled_and_read_back_the_same(tmp_path) -> None:
+    """The parsers' patterns come back from the kept code equal to re.compile's (same flags and code), groups
+    and all; an entry whose code is not what this Python writes is caught on the first read and not used."""
+    import pickle
+    import re
+
+    from triage.lazy import CompiledRe
+    from triage.parsers.lines import needle_scanners
+
+    file = tmp_path / "re.pickle"
+    patterns = sorted({(p, s.flags) for s in needle_scanners() for p in s.patterns})[:60]
+    patterns += [(r"(?P<arch>gfx\d{3,4}[a-f]?)(?::(?P<feat>[+-]\w+))*", re.IGNORECASE), (r"^\s*#(\d+)\s+0x[0-9a-f]+", re.M)]
+    first = CompiledRe(file)
+    made = [first.compile(p, f) for p, f in patterns]
+    assert made == [re.compile(p, f) for p, f in patterns]
+    first.save()
+    second = CompiledRe(file)
+    again = [second.compile(p, f) for p, f in patterns]
+    assert again == made and second._added == 0 and second._trusted
+    assert [(p.groupindex, p.groups, p.flags) for p in again] == [(p.groupindex, p.groups, p.flags) for p in made]
+    assert again[-2].fullmatch("GFX1100:+xnack").group("arch", "feat") == ("GFX1100", "+xnack")
+    kept = pickle.loads(file.read_bytes())
+    pattern = r"\bgfx90a\b"
+    kept[(pattern, 0)] = kept[(r"^\s*#(\d+)\s+0x[0-9a-f]+", re.M)]  # valid code, another pattern's
+    file.write_bytes(pickle.dumps(kept))
+    third = CompiledRe(file)
+    assert third.compile(pattern, 0) == re.compile(pattern) and third._trusted is False

@@ -6,11 +6,19 @@ at module level: ``pattern`` and ``flags`` are there at once (the line prefilter
 the compiled regex is made on the first search and its methods then become the object's own
 attributes, so later calls cost what a compiled pattern's do. Two threads racing to the first
 search both compile the same regex; either result serves.
+
+What a first use compiles is kept from one run to the next (``compile_re``): ``re`` parses a
+pattern and writes its code in Python, and that code is the same in every run.
 """
 
 from __future__ import annotations
 
+import functools
+import platform
 import re
+import sys
+import threading
+from pathlib import Path
 from typing import Any
 
 _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "groupindex", "groups")
@@ -26,7 +34,7 @@ class LazyPattern:
     def __getattr__(self, name: str) -> Any:  # only for what the instance does not have yet
         if name.startswith("__"):
             raise AttributeError(name)
-        compiled = re.compile(self.pattern, self.flags)
+        compiled = compile_re(self.pattern, self.flags)
         for method in _METHODS:
             setattr(self, method, getattr(compiled, method))
         return getattr(compiled, name)
@@ -38,3 +46,103 @@ class LazyPattern:
 def lazy(pattern: str, flags: int = 0) -> Any:
     """``re.compile(pattern, flags)``, compiled when first used (typed Any: it answers as a ``re.Pattern``)."""
     return LazyPattern(pattern, flags)
+
+
+class CompiledRe:
+    """``re`` patterns with their compiled code kept in a per-user cache file between runs.
+
+    ``re.compile`` parses a pattern and writes its code in Python (most of a warm run's parsing went
+    there) and then hands the code to ``_sre.compile``; a pickled ``re.Pattern`` keeps only its text and
+    is compiled again when loaded. So this keeps the code itself, per Python build (the code is
+    CPython's own, the file is named for the exact version and ``_sre.MAGIC``), and hands it to
+    ``_sre.compile`` directly. The first pattern a process takes from the file is compiled the usual
+    way too and compared (a ``re.Pattern`` equals another of the same flags and code): a Python whose
+    compiler differs disables the file for the process.
+    """
+
+    def __init__(self, file: Path | None) -> None:
+        self.file = file
+        self._known: dict[tuple[str, int], tuple] | None = None
+        self._added = 0
+        self._trusted: bool | None = None  # unknown until the first pattern read back was checked
+        self._lock = threading.Lock()
+
+    def _loaded(self) -> dict[tuple[str, int], tuple]:
+        if self._known is None:
+            with self._lock:
+                if self._known is None:
+                    from triage.resources import read_cached
+
+                    found = read_cached(self.file) if self.file else None
+                    self._known = found if isinstance(found, dict) else {}
+        return self._known
+
+    def compile(self, pattern: str, flags: int = 0) -> re.Pattern[str]:
+        """``re.compile(pattern, flags)``, from the kept code when there is some."""
+        import _sre
+        from re import _compiler, _parser
+
+        flags = int(flags)
+        known = self._loaded()
+        kept = known.get((pattern, flags))
+        if kept is not None and self._trusted is not False:
+            try:
+                made = _sre.compile(pattern, *kept)
+            except Exception:  # noqa: BLE001 - a damaged entry: compile as re does
+                made = None
+            if self._trusted is None and made is not None:
+                self._trusted = made == re.compile(pattern, flags)
+            if made is not None and self._trusted:
+                return made
+        if flags & re.DEBUG or kept is not None:
+            return re.compile(pattern, flags)
+        parsed = _parser.parse(pattern, flags)  # what re._compiler.compile does, keeping the code
+        code = list(map(int, _compiler._code(parsed, flags)))  # re's opcodes are named ints, plain ones pickle
+        groupindex = parsed.state.groupdict
+        indexgroup = [None] * parsed.state.groups
+        for name, number in groupindex.items():
+            indexgroup[number] = name
+        kept = (flags | parsed.state.flags, code, parsed.state.groups - 1, groupindex, tuple(indexgroup))
+        made = _sre.compile(pattern, *kept)
+        known[(pattern, flags)] = kept
+        self._added += 1
+        return made
+
+    def save(self) -> None:
+        """Add the patterns compiled since the last save to the file (merged with what other processes added)."""
+        if not self._added or self.file is None or self._known is None:
+            return
+        from triage.resources import read_cached, write_cached
+
+        with self._lock:
+            self._added = 0
+            on_disk = read_cached(self.file)
+            write_cached(self.file, {**on_disk, **self._known} if isinstance(on_disk, dict) else dict(self._known))
+
+
+@functools.cache
+def _memo(file: Path | None) -> CompiledRe:
+    return CompiledRe(file)
+
+
+def compiled_re() -> CompiledRe | None:
+    """The memo of compiled ``re`` patterns for the per-user cache in use; None off CPython (no ``_sre`` to feed)."""
+    if platform.python_implementation() != "CPython":
+        return None
+    from triage.resources import cache_dir
+
+    import _sre
+
+    folder = cache_dir("regex")
+    return _memo(folder / f"re-{sys.version.split()[0]}-{_sre.MAGIC}.pickle" if folder else None)
+
+
+def compile_re(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(pattern, flags)``, with the code kept between runs where that is possible."""
+    memo = compiled_re()
+    if memo is None:
+        return re.compile(pattern, flags)
+    try:
+        return memo.compile(pattern, flags)
+    except (re.error, RecursionError, OverflowError, ValueError, TypeError):
+        return re.compile(pattern, flags)  # raises as re does

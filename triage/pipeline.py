@@ -9,6 +9,7 @@ from typing import BinaryIO
 from triage import __version__, deadline
 from triage.derive import derive, load_tables
 from triage.ingest import read_inputs
+from triage.lazy import compiled_re
 from triage.match import Database, load, match
 from triage.match.similar import Similar, features, load_index, nearest
 from triage.model import Artifact, Case, Diagnosis
@@ -55,6 +56,8 @@ def _finish(case: Case, db: Database, folder: Path, symbols: Path | None) -> Res
         case.warnings.append(deadline.current().warning("deriving facts", "every derived fact"))  # type: ignore[union-attr]
     diagnoses = match(case, db)
     db.patterns.save()  # the regexes this case compiled, for the next run (nothing to do once all were)
+    if (kept := compiled_re()) is not None:
+        kept.save()
     versions = {"tool": __version__, "signatures": db.version, "schema": SCHEMA_VERSION}
     similar = nearest(features(case, diagnoses), load_index(folder))
     return Result(case=case, diagnoses=diagnoses, versions=versions, similar=similar)

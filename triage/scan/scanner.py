@@ -38,6 +38,7 @@ from typing import Any
 
 import regex
 
+from triage.lazy import compile_re
 from triage.resources import cache_dir, read_cached, source_key, write_cached
 from triage.scan.literals import Literal, required_literals
 
@@ -334,7 +335,9 @@ class LineScanner:
         try:
             if self._compile is not None:
                 return self._compile(self.patterns[index])
-            return (re if self.module == "re" else regex).compile(self.patterns[index], self.flags)
+            if self.module == "re":
+                return compile_re(self.patterns[index], self.flags)
+            return regex.compile(self.patterns[index], self.flags)
         except (re.error, regex.error, ValueError, RecursionError, OverflowError):
             return None
 
