@@ -73,6 +73,38 @@ def test_migrations_make_the_schema_once(store: Store) -> None:
         assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0001"
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_desks_started_at_once_on_a_new_database_make_the_schema_once(backend: str, tmp_path: Any) -> None:
+    open_store(backend, tmp_path).close()  # emptied (PostgreSQL) and migrated once, to be emptied again below
+    url = f"sqlite:///{tmp_path / 'fresh.sqlite3'}" if backend == "sqlite" else PG_URL
+    if backend != "sqlite":
+        with Store(url).engine.begin() as connection:
+            for table in ("case_changes", "cases", "alembic_version"):
+                connection.execute(text(f"DROP TABLE IF EXISTS {table} CASCADE"))
+    stores = [Store(url) for _ in range(4)]
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(stores))
+
+    def migrate(store: Store) -> None:
+        start.wait()
+        try:
+            store.migrate()
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=migrate, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert errors == []  # was "table cases already exists" for all but the first
+        assert stores[0].add(row()) == 1
+    finally:
+        for store in stores:
+            store.close()
+
+
 def test_a_case_round_trips_with_its_time_in_utc(store: Store) -> None:
     case_id = store.add(row(note="", input_data=b"\x00\xffbinary"), at=at(3, 9))
     got = store.get(case_id, "report_json", "input_data")

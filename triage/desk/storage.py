@@ -34,6 +34,7 @@ from sqlalchemy import (
     event,
     func,
     select,
+    text,
     update,
 )
 from sqlalchemy.engine import Engine, make_url
@@ -95,6 +96,7 @@ TRIAGE_COLUMNS = ("signature", "klass", "title", "confidence", "stack_hash", "cl
                   "rocm_version", "tool_version", "signatures_version", "report_json", "report_html")
 SEEN_LISTED = 20
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+MIGRATION_LOCK = 0x68697074  # PostgreSQL advisory lock key held while the schema is upgraded ("hipt")
 
 
 class StoreError(RuntimeError):
@@ -221,6 +223,12 @@ class Store:
         config.set_main_option("script_location", str(MIGRATIONS))
         try:
             with self.engine.begin() as connection:
+                # one upgrade at a time: a second desk (or --migrate-only) started at once waits for the first,
+                # then finds the schema made, instead of creating the same tables again
+                if self.sqlite:  # the write lock now (pysqlite would run each CREATE in its own transaction)
+                    connection.exec_driver_sql("BEGIN IMMEDIATE")
+                else:
+                    connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
                 config.attributes["connection"] = connection
                 command.upgrade(config, "head")
         except Exception as err:
