@@ -272,6 +272,20 @@ def test_a_postgresql_url_without_a_driver_uses_the_extras_psycopg() -> None:
         store.close()
 
 
+def test_a_database_that_cannot_be_opened_is_one_line(tmp_path: Any) -> None:
+    from triage.desk.storage import StoreError
+
+    (tmp_path / "cases.sqlite3").write_bytes(b"not a database, but a log someone saved here\n" * 100)
+    store = Store(f"sqlite:///{tmp_path / 'cases.sqlite3'}")
+    try:
+        with pytest.raises(StoreError) as caught:
+            store.migrate()
+    finally:
+        store.close()
+    message = str(caught.value)
+    assert "file is not a database" in message and "\n" not in message and "sqlalche.me" not in message
+
+
 def test_a_bad_url_says_what_to_give() -> None:
     from triage.desk.storage import StoreError
 

@@ -231,8 +231,10 @@ class Store:
                     connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
                 config.attributes["connection"] = connection
                 command.upgrade(config, "head")
-        except Exception as err:
-            raise StoreError(f"cannot open or upgrade the case database {self.safe_url}: {err}") from err
+        except Exception as err:  # the driver's own message, not SQLAlchemy's statement and links after it
+            lines = str(getattr(err, "orig", None) or err).strip().splitlines()
+            reason = lines[0] if lines else type(err).__name__
+            raise StoreError(f"cannot open or upgrade the case database {self.safe_url}: {reason}") from err
 
     def close(self) -> None:
         self.engine.dispose()
