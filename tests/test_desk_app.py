@@ -563,6 +563,14 @@ def test_a_body_sent_too_slowly_is_refused(tmp_path: Path) -> None:
     store.close()
 
 
+def test_head_is_answered_like_get_without_a_body(desk: Desk) -> None:
+    for path in ("/", "/cases", "/api/v1/cases", "/api/openapi.json", "/static/desk.css"):
+        get_status, get_headers, _ = desk.request("GET", path)
+        status, headers, body = desk.request("HEAD", path)
+        assert (status, body, headers["content-type"]) == (get_status, b"", get_headers["content-type"]), path
+    assert desk.request("HEAD", "/cases/7")[0] == 404
+
+
 def test_only_requests_addressed_to_localhost_are_answered(desk: Desk) -> None:
     status, _, message = desk.request("GET", "/", headers={"Host": "rebound.example"})
     assert status == 403 and b"127.0.0.1" in message

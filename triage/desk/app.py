@@ -136,6 +136,8 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if scope["method"] == "HEAD":  # answered as a GET without its body (uvicorn sends none), as monitors ask
+            scope = {**scope, "method": "GET"}
         headers = Headers(scope=scope)
         refusal = self.refusal(scope, headers)
         if refusal is not None:
