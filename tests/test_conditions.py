@@ -107,3 +107,35 @@ def test_schema_accepts_the_new_kinds(tmp_path: Path) -> None:
     body = SIGNATURE | {"id": "probe", "conditions": [{"id": "c", "description": "d", "strength": 0.5} | COMBINED]}
     (folder / "probe.yaml").write_text(yaml.safe_dump(body))
     assert [p for p in check_schema(folder) if "tests" not in p] == []
+
+
+@pytest.mark.parametrize("case", ["seed-000-blit-kernels-device-libs-missing",
+                                  "realworld/rocm-legacy-5773-therock-tarball-rocm-path-bitcode-under-lib-llvm"])
+def test_signatures_own_groups_read_in_one_pass_hold_the_same(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past a few signatures' own groups the rest are read in one pass of them all (when that pays): every condition
+    holds or fails on the same lines, with the same captures, as when each group is read by itself."""
+    from triage.ingest import read_inputs
+    from triage.match import conditions
+    from triage.match.conditions import Lines, evaluate
+    from triage.parsers import parse
+
+    folder = Path(__file__).resolve().parent.parent / "corpus" / case
+    db = load(data_dir("signatures"))
+    artifacts, warnings = read_inputs([str(folder)])
+    parsed = parse(artifacts, warnings)
+
+    def verdicts(together: bool) -> tuple[list, int]:
+        monkeypatch.setattr(conditions.Lines, "_together_pays", lambda self: together)
+        lines = Lines(parsed, db.prefilters)
+        out = []
+        for sig in db.signatures:
+            for cond in sig.conditions:
+                hit = evaluate(cond, parsed, lines)
+                out.append((sig.id, cond.id, None if hit is None else (hit.factor, hit.evidence, hit.captures)))
+        return out, sum(found is not None for found in lines._candidates)
+
+    one_by_one, read_alone = verdicts(False)
+    in_one_pass, _ = verdicts(True)
+    assert read_alone > conditions.SEPARATE_READS + 1  # the case reads many groups: the one pass is taken
+    assert any(hit for *_, hit in one_by_one)
+    assert in_one_pass == one_by_one

@@ -25,6 +25,8 @@ LINE_S = 2.0  # the most one regex may take on one line
 # minified file), and a message worth quoting starts well before its end.
 MATCH_CHARS = 16_384
 MAX_EVIDENCE = 3
+# Signatures' own groups of log conditions read one pass each before the rest are read in one pass of them all.
+SEPARATE_READS = 6
 
 @dataclass
 class Hit:
@@ -48,6 +50,8 @@ class Lines:
         self._prefilters = prefilters
         # per group, when first asked: pattern -> (artifact, line index) of each candidate line, in input order
         self._candidates: list[dict[int, list[tuple[Artifact, int]]] | None] = [None] * len(prefilters.groups)
+        self._separate = 0  # signatures' own groups read one by one so far
+        self._together: bool | None = None  # whether the rest are read in one pass (see _together_pays)
 
     def _read(self, scanner: LineScanner, places: Sequence[tuple[int, int]], groups: set[int]) -> None:
         """Scan every artifact; pattern ``i`` of the scanner is pattern ``places[i]`` of its group. Only the
@@ -63,11 +67,25 @@ class Lines:
     def _group(self, group: int) -> dict[int, list[tuple[Artifact, int]]]:
         """A group's candidates, pattern -> lines (its scanner reads every artifact the first time)."""
         found = self._candidates[group]
+        if found is None and group and self._separate >= SEPARATE_READS and self._together_pays():
+            self.read_together()
+            found = self._candidates[group]
         if found is None:
+            self._separate += group > 0
             found = self._candidates[group] = {}
             scanner = self._prefilters.groups[group]
             self._read(scanner, [(group, i) for i in range(len(scanner.patterns))], {group})
         return found
+
+    def _together_pays(self) -> bool:
+        """Past a few signatures' own groups (a combinator's log parts are read while anchors are tried, for every
+        signature that has one), whether one pass of them all costs less than a pass each: when Hyperscan reads
+        them in one pass. The Python way looks for each group's literals, so there one pass of all costs what the
+        passes do (and a single small triage would pay for the literals of them all)."""
+        if self._together is None:
+            size = sum(len(artifact.text or "") for artifact in self.case.artifacts)
+            self._together = self._prefilters.together.hyperscan_ready(size)
+        return self._together
 
     def candidates(self, scan: tuple[int, int]) -> list[tuple[Artifact, int]]:
         """The candidate lines of a condition's pattern."""
@@ -93,10 +111,13 @@ class Lines:
             if text.strip():
                 yield Where(artifact.name, index + 1), text
 
-    def weight(self, where: Where, text: str) -> float:
+    def weight(self, where: Where, text: str, span: tuple[int, int] | None = None) -> float:
         """Full weight for a program's line, less for a person's sentence; a sentence-worded line that came
-        with a logger's prefix (``ERROR:app.module:...``, cut by the wrappers) was a program's all the same."""
+        with a logger's prefix (``ERROR:app.module:...``, cut by the wrappers) was a program's all the same, and
+        so is what a sentence quotes (``I get "hipErrorNoBinaryForGpu" when...``: the match inside the quotes)."""
         if self.case.kind_of(where) or not is_prose(text):
+            return 1.0
+        if span is not None and quoted(text, *span):
             return 1.0
         given = _nth(self.given.get(where.artifact, []), where.line)
         return 1.0 if given and given != text and not is_prose(given) else PROSE_FACTOR
@@ -108,6 +129,25 @@ class Lines:
         """The line quoted as the user sent it (a collector's prefix included)."""
         text = _nth(self.given.get(where.artifact, []), where.line)
         return Evidence(where.artifact, where.line, text.strip(), condition)
+
+
+# Quotes a person puts around what a program printed; a straight single quote is an apostrophe as often.
+_QUOTE_PAIRS = (('"', '"'), ("`", "`"), ("\u201c", "\u201d"), ("\u00ab", "\u00bb"), ("\u300c", "\u300d"))
+
+
+def quoted(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] lies inside one pair of quotes (or backticks) of the line."""
+    for opening, closing in _QUOTE_PAIRS:
+        if closing in text[start:end] or opening in text[start:end]:
+            continue
+        if opening == closing:
+            inside = text.count(opening, 0, start) % 2 == 1
+        else:
+            before = text.rfind(opening, 0, start)
+            inside = before >= 0 and text.find(closing, before + 1, start) < 0
+        if inside and text.find(closing, end) >= 0:
+            return True
+    return False
 
 
 def _nth(lines: Sequence[str], number: int) -> str:
@@ -133,7 +173,7 @@ def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
                                  f"{where.line}; that line was skipped")
             continue
         if m:
-            found.append((lines.weight(where, text), where, m))
+            found.append((lines.weight(where, text, m.span()), where, m))
     if not found:
         return None
     found.sort(key=lambda f: (-f[0], case.kind_of(f[1]) is None))

@@ -239,6 +239,12 @@ class LineScanner:
         built = self._compiled_hyperscan(build=True)
         return built.exact_on_ascii if built else []
 
+    def hyperscan_ready(self, reading: int = 0) -> bool:
+        """Whether a scan of ``reading`` more characters would be one Hyperscan pass: its database in memory or in
+        the cache, or built now once the scanner has been asked about ``COMPILE_AFTER`` characters, as scans build it."""
+        self._read += reading
+        return self._compiled_hyperscan(build=self._read >= COMPILE_AFTER) is not None and self._hs is not None
+
     def _key(self) -> str:
         return hashlib.sha256(repr((self.patterns, self.flags, self.module, self.exact, build_key())).encode()).hexdigest()[:32]
 
