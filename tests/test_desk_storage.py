@@ -225,6 +225,26 @@ def test_retriage_stores_new_answers_and_records_changes(store: Store) -> None:
     assert store.get(kept)["klass"] == "device-libs-missing"  # the answer stays
 
 
+def test_a_change_is_recorded_once_when_two_retriages_overlap(store: Store) -> None:
+    first = store.add(row(signature="unknown", klass="unknown", cluster_key="c1", signatures_version="old"))
+    second = store.add(row(signature="unknown", klass="unknown", cluster_key="c1", signatures_version="old"))
+
+    def analyse(stored: dict[str, Any]) -> dict[str, Any]:
+        return {**row(), "signatures_version": "new"}
+
+    overlapped: list[tuple[int, list[Any], list[int]]] = []
+
+    def analyse_while_another_runs(stored: dict[str, Any]) -> dict[str, Any]:
+        if not overlapped:  # a second click on Re-triage while this one is at its first case
+            overlapped.append(store.retriage(analyse))
+        return analyse(stored)
+
+    done, changed, failed = store.retriage(analyse_while_another_runs)
+    assert done == 2 and failed == [] and changed == []  # the other one had stored these answers already
+    assert [c.case_id for c in overlapped[0][1]] == [first, second]
+    assert sorted(c["case_id"] for c in store.recent_changes()) == [first, second]  # once each, not twice
+
+
 def test_concurrent_writers_each_get_their_own_case(store: Store) -> None:
     made: list[int] = []
     errors: list[BaseException] = []

@@ -362,10 +362,19 @@ class Store:
             done += 1
             when = now()
             with self.engine.begin() as connection:
+                # compared with the row as it is now, not as it was read: a re-triage running at the same time (a
+                # second click, another desk) may have stored this answer already, and the change is recorded once
+                if self.sqlite:  # the write lock before the read (PostgreSQL: the row's lock, FOR UPDATE)
+                    connection.exec_driver_sql("BEGIN IMMEDIATE")
+                before = connection.execute(
+                    select(cases.c.signature, cases.c.klass, cases.c.signatures_version)
+                    .where(cases.c.id == stored["id"]).with_for_update()).mappings().first()
+                if before is None:  # deleted meanwhile
+                    continue
                 connection.execute(update(cases).where(cases.c.id == stored["id"]).values(**values, updated_at=when))
-                if (values["signature"], values["klass"]) != (stored["signature"], stored["klass"]):
-                    change = Change(stored["id"], stored["signature"], values["signature"], stored["klass"],
-                                    values["klass"], stored["signatures_version"], values.get("signatures_version"))
+                if (values["signature"], values["klass"]) != (before["signature"], before["klass"]):
+                    change = Change(stored["id"], before["signature"], values["signature"], before["klass"],
+                                    values["klass"], before["signatures_version"], values.get("signatures_version"))
                     connection.execute(changes.insert().values(
                         case_id=change.case_id, changed_at=when, old_signature=change.old_signature,
                         new_signature=change.new_signature, old_class=change.old_class, new_class=change.new_class,
