@@ -200,6 +200,14 @@ def test_filters_search_and_weekly_counts(store: Store) -> None:
     assert facets["os"] == ["linux", "windows"] and facets["status"] == ["closed", "open"]
 
 
+def test_text_search_ignores_case_beyond_a_to_z(store: Store) -> None:
+    store.add(row(input_name="Ünïcode.log", note="Ошибка сегментирования"))
+    store.add(row(report_json='{"path": "/home/José/app"}'))
+    store.add(row())
+    for q in ("Ünïcode.log", "ünïcode", "ÜNÏCODE", "ошибка", "ОШИБКА", "josé", "JOSÉ"):  # SQLite lowers only A-Z
+        assert store.search(Filters({}, q))[1] == 1, q
+
+
 def test_retriage_stores_new_answers_and_records_changes(store: Store) -> None:
     kept = store.add(row(signature="unknown", klass="unknown", cluster_key="c1", signatures_version="old"))
     same = store.add(row())

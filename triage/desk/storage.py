@@ -391,3 +391,10 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+    # SQLite's own lower() changes only A-Z: a search for "Ошибка" or "Ünïcode.log" (lowered by the search) found
+    # nothing; Python's lowers every script, as PostgreSQL's does
+    connection.create_function("lower", 1, _lower, deterministic=True)
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
