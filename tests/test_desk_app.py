@@ -698,7 +698,10 @@ def test_behind_a_reverse_proxy_its_public_name_and_origin_are_accepted(tmp_path
         assert desk.request("GET", "/", headers={**user, "Host": "desk.example.com"})[0] == 200
         assert desk.request("GET", "/", headers={**user, "Host": "other.example.com"})[0] == 403
         proxied = {**user, "Host": f"127.0.0.1:{desk.port}", "Origin": "https://desk.example.com"}
-        assert desk.json("POST", "/api/v1/cases", paste_of(SEED).encode(), proxied)[0] == 201
+        status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode(), proxied)
+        assert status == 201 and made["url"] == f"https://desk.example.com/cases/{made['id']}"  # not http://127.0.0.1
+        status, one = desk.json("GET", f"/api/v1/cases/{made['id']}", headers={**user, "Host": "desk.example.com"})
+        assert one["url"] == f"https://desk.example.com/cases/{made['id']}"  # not http:// (the proxy's link to it)
         assert desk.json("POST", "/api/v1/cases", paste_of(SEED).encode(),
                          {**proxied, "Origin": "http://desk.example.com"})[0] == 403  # not the public scheme
         assert desk.json("POST", "/api/v1/cases", paste_of(SEED).encode(),

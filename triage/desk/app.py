@@ -572,7 +572,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         if isinstance(case, Response):
             return case
         seen = store.seen_before(case)
-        body = {"id": case_id, "url": str(request.base_url).rstrip("/") + f"/cases/{case_id}",
+        # behind a proxy the address people open is --public-url, not the one the proxy asked (http, its Host)
+        base = settings.public_url or str(request.base_url)
+        body = {"id": case_id, "url": base.rstrip("/") + f"/cases/{case_id}",
                 "case": _public(case), "report": json.loads(case["report_json"]),
                 "seen_before": {"count": seen.count, "first": seen.first.isoformat() if seen.first else None,
                                 "last": seen.last.isoformat() if seen.last else None,
