@@ -558,8 +558,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             data = await request.body()
             got = (data, display_name(named), "api") if data.strip() else None
         if got is None:
-            return _refuse(400, "Nothing to triage: send a file (-F file=@LOG), a text field (-F text=...) or the "
-                           "raw log as the body (--data-binary @LOG).")
+            return _refuse(400, "Nothing to triage: send a file (-F file=@LOG), a text field (--form-string "
+                           "text=...) or the raw log as the body (--data-binary @LOG).")
         data, name, source = got
         made = await submit(intake.Upload(data, name, "api" if source != "file" else "file", redact,
                                           submitter(request, who)))
