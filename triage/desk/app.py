@@ -347,7 +347,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             return answer
         if err.status_code == 400:  # a multipart body the parser refused
             return _refuse(400, f"The form cannot be read ({err.detail}); send one file (-F file=@LOG), the text "
-                           "(-F text=...) or the raw log as the body (--data-binary @LOG).")
+                           "(--form-string text=...) or the raw log as the body (--data-binary @LOG).")
         return _refuse(err.status_code, str(err.detail))
 
     @app.exception_handler(RequestValidationError)
