@@ -362,6 +362,18 @@ def test_openapi_is_served_with_the_report_schema(desk: Desk) -> None:
     assert {"multipart/form-data", "application/x-www-form-urlencoded", "application/octet-stream"} <= set(
         post["requestBody"]["content"])
     assert spec["components"]["schemas"]["Report"]["properties"].keys() == SCHEMA["properties"].keys()
+    # what the refusals are: a missing case is a 404 line of text, never a 422 validation error
+    one = spec["paths"]["/api/v1/cases/{case_id}"]
+    assert "404" in one["get"]["responses"] and {"400", "404"} <= set(one["patch"]["responses"])
+    assert not any("422" in op["responses"] for ops in spec["paths"].values() for op in ops.values())
+    assert "HTTPValidationError" not in json.dumps(spec)
+    refs = set(re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', json.dumps(spec)))
+    assert "#/$defs/" not in json.dumps(spec) and refs <= set(spec["components"]["schemas"])  # every one resolves
+    # the report in an answer is valid against the served description of it, not only against the shipped schema
+    status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
+    jsonschema.validate(made["report"], {**spec["components"]["schemas"]["Report"], "components": spec["components"]})
+    status, message = desk.json("GET", "/api/v1/cases/x")
+    assert status == 404 and message.endswith("\n")
 
 
 def test_redacted_cases_keep_no_user_or_host_names(desk: Desk) -> None:

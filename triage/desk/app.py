@@ -223,13 +223,25 @@ def _public(case: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _report_schema() -> dict[str, Any]:
+def _report_schemas() -> dict[str, Any]:
+    """The report's JSON Schema as OpenAPI components: ``Report`` and its ``$defs`` beside it as ``Report_NAME``
+    (a ``#/$defs/...`` reference would point at the OpenAPI document's root, where there are none)."""
     from triage.resources import data_dir
 
     schema = json.loads((data_dir("reports") / "report.schema.json").read_text(encoding="utf-8"))
     for key in ("$schema", "$id"):
         schema.pop(key, None)
-    return schema
+    defs = schema.pop("$defs", {})
+
+    def moved(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: (f"#/components/schemas/Report_{v[len('#/$defs/'):]}" if k == "$ref" and isinstance(v, str)
+                        and v.startswith("#/$defs/") else moved(v)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [moved(v) for v in node]
+        return node
+
+    return {"Report": moved(schema), **{f"Report_{name}": moved(value) for name, value in defs.items()}}
 
 
 def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
@@ -635,8 +647,24 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             from fastapi.openapi.utils import get_openapi
 
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
-            schema.setdefault("components", {}).setdefault("schemas", {})["Report"] = _report_schema()
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(_report_schemas())
             schema["components"]["securitySchemes"] = {"token": {"type": "http", "scheme": "bearer"}}
+            # the refusals as they are: one line of text (a word for a case number is "no case", not a 422)
+            line = {"text/plain": {"schema": {"type": "string"}}}
+            for path, operations in schema["paths"].items():
+                for method, operation in operations.items():
+                    answers = operation.setdefault("responses", {})
+                    answers.pop("422", None)
+                    if "{case_id}" in path:
+                        answers["404"] = {"description": "there is no such case", "content": line}
+                    if method == "patch":
+                        answers["400"] = {"description": "not a status and/or note, or the note is too long",
+                                          "content": line}
+                    for code in ("400", "413"):
+                        if code in answers:
+                            answers[code].setdefault("content", line)
+            for unused in ("HTTPValidationError", "ValidationError"):
+                schema["components"]["schemas"].pop(unused, None)
             app.openapi_schema = schema
         return app.openapi_schema
 
