@@ -534,6 +534,7 @@ def test_the_list_pages_through_cases_as_long_as_asked(desk: Desk) -> None:
     while path:
         status, _, page = desk.request("GET", path.replace("&amp;", "&"))
         text = page.decode()
+        assert status == 200, text
         pages.append(re.findall(r'<tr><td><a href="/cases/(\d+)">', text))
         older = re.search(r'<a href="([^"]+)">Older</a>', text)
         path = older.group(1) if older else ""
