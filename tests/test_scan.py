@@ -249,3 +249,20 @@ def test_signatures_compile_builds_every_scanner_ahead(tmp_path: Path, monkeypat
     monkeypatch.setenv("TRIAGE_CACHE", "0")
     off = CliRunner().invoke(app, ["signatures", "compile"])
     assert off.exit_code == 2 and "cache is off" in off.output
+
+
+def test_the_shipped_literal_table_is_current_and_agrees_with_required_literals() -> None:
+    """A first run takes the shipped patterns' literals from triage/scan/literals.json: made by this code (else it is
+    ignored and every pattern is worked out again, which is slow), and each answer the one required_literals gives."""
+    import json
+
+    from triage.scan import literals
+
+    data = json.loads(literals.TABLE.read_text(encoding="utf-8"))
+    assert data["key"] == literals.table_key(), "stale table: run python3 -m triage.scan.literals"
+    assert len(data["literals"]) > 500
+    for key, answer in data["literals"].items():
+        flags, _, pattern = key.partition(":")
+        assert literals.literals_for(pattern, int(flags)) == literals.required_literals(pattern, int(flags))
+    assert literals.literals_for(r"no such pattern (?:shipped|anywhere)", re.IGNORECASE) == {
+        ("no such pattern shipped", True), ("no such pattern anywhere", True)}  # not in the table: worked out

@@ -12,7 +12,13 @@ hides a match.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
 from re import _constants as C  # the AST vocabulary of re's own parser
 from re import _parser
 
@@ -169,3 +175,66 @@ def required_literals(pattern: str, flags: int = 0) -> set[Literal] | None:
 
 def _informative(literals: set[Literal]) -> bool:
     return all(len(t) >= 4 or not set(t.lower()) <= _COMMON for t, _ in literals)
+
+
+# -- the shipped table ---------------------------------------------------------------------------------------------
+# Working the literals out parses each pattern with re's parser in Python: some 0.2 s for the shipped signatures'
+# anchors, most of what a first run on a machine (an empty per-user cache, as on a fresh CI runner) spends matching.
+# The answers for the shipped patterns ship beside this module, made by ``python3 -m triage.scan.literals``; a
+# pattern the table lacks (a signature added or changed since) is worked out as before. The table holds only when it
+# was made by this very module under the same Python minor version (its key says so), so it can never disagree with
+# ``required_literals``.
+
+TABLE = Path(__file__).with_name("literals.json")
+
+
+def table_key() -> str:
+    """What the table's answers depend on: this module's code and Python's minor version (re's parser)."""
+    digest = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    return f"{digest}-py{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+@functools.cache
+def _table() -> dict[str, list | None]:
+    """The shipped answers, keyed ``FLAGS:PATTERN`` (read once a process; empty when absent or made otherwise)."""
+    try:
+        data = json.loads(TABLE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data.get("literals", {}) if isinstance(data, dict) and data.get("key") == table_key() else {}
+
+
+_MISSING = object()
+
+
+def literals_for(pattern: str, flags: int = 0) -> set[Literal] | None:
+    """``required_literals(pattern, flags)``, from the shipped table when it has the pattern."""
+    found = _table().get(f"{int(flags)}:{pattern}", _MISSING)
+    if found is _MISSING:
+        return required_literals(pattern, flags)
+    return None if found is None else {(text, bool(caseless)) for text, caseless in found}  # type: ignore[union-attr]
+
+
+def write_table(patterns: Iterable[tuple[str, int]], path: Path = TABLE) -> int:
+    """Write the table for these (pattern, flags) pairs; how many it holds."""
+    answers = {}
+    for pattern, flags in sorted(set(patterns)):
+        found = required_literals(pattern, flags)
+        answers[f"{int(flags)}:{pattern}"] = None if found is None else sorted([t, c] for t, c in found)
+    path.write_text(json.dumps({"key": table_key(), "literals": answers}, indent=0, sort_keys=True) + "\n",
+                    encoding="utf-8")
+    return len(answers)
+
+
+def shipped_patterns() -> list[tuple[str, int]]:
+    """The patterns of the shipped signatures' scanners and of every parser's needles, with their flags."""
+    from triage.match.database import _load  # the signature files themselves, not a cached database
+    from triage.parsers.lines import needle_scanners
+    from triage.resources import data_dir
+
+    db = _load(data_dir("signatures"))
+    return [(p, s.flags) for s in (*db.prefilters.scanners, *needle_scanners()) for p in s.patterns]
+
+
+if __name__ == "__main__":
+    print(f"{write_table(shipped_patterns())} patterns' literals written to {TABLE}")

@@ -40,7 +40,7 @@ import regex
 
 from triage.lazy import compile_re
 from triage.resources import cache_dir, read_cached, source_key, write_cached
-from triage.scan.literals import Literal, required_literals
+from triage.scan.literals import Literal, literals_for
 
 try:  # optional: pip install 'hip-triage[fast]'
     import hyperscan
@@ -266,7 +266,7 @@ class LineScanner:
             with self._lock:
                 if self._literal_sets is None:
                     self._literal_sets = self._cached(
-                        "literals", lambda: [required_literals(p, self.flags) for p in self.patterns], list)
+                        "literals", lambda: [literals_for(p, self.flags) for p in self.patterns], list)
         return self._literal_sets
 
     def _compiled_hyperscan(self, build: bool) -> _Compiled | None:
