@@ -512,6 +512,19 @@ def test_the_case_page_escapes_everything_the_user_sent(desk: Desk) -> None:
     assert b"<script>alert(1)" not in report
 
 
+def test_right_to_left_text_a_user_sent_cannot_reorder_the_page_around_it(desk: Desk) -> None:
+    rlo = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: would show the rest of the line (status, date) mirrored
+    status, made = desk.json("POST", "/api/v1/cases?submitter=eve%E2%80%AEnimda", paste_of(SEED).encode())
+    assert status == 201
+    desk.json("PATCH", f"/api/v1/cases/{made['id']}", json.dumps({"note": f"fixed {rlo}by nobody"}).encode())
+    desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
+    case, listing = (desk.request("GET", path)[2].decode() for path in (f"/cases/{made['id'] + 1}", "/cases"))
+    assert f"<bdi>eve{rlo}nimda</bdi>" in case and f'<blockquote dir="auto">fixed {rlo}by nobody</blockquote>' in case
+    assert f"<td><bdi>eve{rlo}nimda</bdi></td>" in listing
+    own = desk.request("GET", f"/cases/{made['id']}")[2].decode()
+    assert f"by <bdi>eve{rlo}nimda</bdi> (" in own and "<td><bdi>upload</bdi>," in own
+
+
 def test_list_page_filters_and_counts_per_week(desk: Desk) -> None:
     for case in (SEED, SEED, CORPUS / "seed-003-getdevicekernel-null-gfx906-only-kernel"):
         assert desk.json("POST", "/api/v1/cases", paste_of(case).encode())[0] == 201
