@@ -14,7 +14,6 @@ pattern and writes its code in Python, and that code is the same in every run.
 from __future__ import annotations
 
 import functools
-import platform
 import re
 import sys
 import threading
@@ -127,7 +126,7 @@ def _memo(file: Path | None) -> CompiledRe:
 
 def compiled_re() -> CompiledRe | None:
     """The memo of compiled ``re`` patterns for the per-user cache in use; None off CPython (no ``_sre`` to feed)."""
-    if platform.python_implementation() != "CPython":
+    if sys.implementation.name != "cpython":
         return None
     from triage.resources import cache_dir
 
