@@ -114,3 +114,21 @@ def test_a_long_word_without_a_colon_is_read_in_linear_time() -> None:
     # backtracking on 200 characters); the current one answers at once.
     assert regex.compile(_LABEL.pattern).match("a" * 200 + " b" * 3, timeout=10.0) is None
     assert not is_sentence("GPU: my card is an AMD Radeon RX 6600 and I use it")
+
+
+def test_what_a_sentence_quotes_weighs_as_a_programs_line(tmp_path) -> None:
+    from triage.match.conditions import quoted
+    from triage.pipeline import triage
+
+    said = 'I get "RuntimeError: HIP error: invalid device function" when I run the script on my RX 6600 card.'
+    start = said.index("HIP error")
+    assert quoted(said, start, start + 9)
+    ticked = "it prints `hipErrorNoBinaryForGpu` and stops"
+    assert quoted(ticked, ticked.index("hip"), ticked.index("` and"))
+    assert not quoted('I think the HIP error is mine and "x" is not', 12, 21)
+    assert not quoted('a "b" then HIP error then "d"', 11, 20)  # between two quoted words, not inside one
+    (tmp_path / "said.txt").write_text(said + "\n")
+    (tmp_path / "unquoted.txt").write_text(said.replace('"', "") + "\n")
+    assert triage([str(tmp_path / "said.txt")]).top.klass == "no-code-object"
+    plain = triage([str(tmp_path / "unquoted.txt")])
+    assert plain.top.klass == "unknown"  # the same words told, not quoted, weigh as a person's

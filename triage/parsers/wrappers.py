@@ -7,8 +7,12 @@ a quoted reply adds ``> ``. The records under them (a HIP runtime log line, a gd
 stack line, an ``ls -l`` row) are the same, and parsers and signatures that read a record from
 its first character must see them as the program printed them.
 
+A pasted file may also carry a viewer's or ``grep -n``'s line numbers on every line, or come from a
+page's HTML source or an e-mail with ``&lt;`` for ``<`` and ``<br />`` at each line's end: the numbers are
+cut and the entities decoded the same way.
+
 ``unwrap`` returns the artifact with those prefixes removed (line numbers unchanged: only the
-start of a line is cut, lines are never joined or dropped; the lines as given stay with it, and
+start of a line is cut (or its entities decoded), lines are never joined or dropped; the lines as given stay with it, and
 evidence is quoted from them, as the user sent it), or the artifact itself when no line carries
 one, and the first line that carried a journald or syslog prefix: the prefix itself says
 the system is Linux, which parse() keeps as a fact. Kernel lines keep their prefix: the kernel-log parsers read journald's and syslog's
@@ -17,6 +21,7 @@ forms themselves. The timestamps parser reads the original text (the prefix ofte
 
 from __future__ import annotations
 
+import html
 import re
 from collections import Counter
 
@@ -45,6 +50,15 @@ _ANY = lazy(r"^(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1
             r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:)",
                   re.MULTILINE)
 _ROUNDS = 3  # a quoted journal line carries two prefixes, a quoted timestamped journal line three
+# Line numbers a viewer or a tool put before each line: `cat -n` ("     7\t"), `grep -n` ("7:", and "7-" for grep's
+# context lines), editors and paste sites ("  7  ", "7 | "). Cut only where most lines carry one and they increase.
+_NUMBER = lazy(r" {0,8}(?P<n>\d{1,7})(?:(?P<tool>\t|[:-](?=\S| |$))|  +|\s?\| )")
+_NUMBERED_SHARE = 0.8
+_NUMBERED_MIN_LINES = 3  # two for cat's and grep's own forms, which no table shares
+# A page's HTML source or an e-mail's: the log's < > " ' & written as entities, a line break as <br />.
+_ENTITY = lazy(r"&(?:lt|gt|quot|amp|#39|#x27|#34);")
+_LINE_BREAK_TAG = lazy(r"\s*<br\s*/?>\s*$", re.IGNORECASE)
+_ENTITIES_MIN = 1
 
 
 def _cut(line: str, services: frozenset[str]) -> tuple[int, bool]:
@@ -77,16 +91,49 @@ def _services(lines: list[str]) -> frozenset[str]:
     return frozenset(name for name, n in counts.items() if n >= _COMPOSE_MIN_LINES and not name[:1].isdigit())
 
 
+def _numbers(lines: list[str]) -> list[int]:
+    """How many leading characters of each line are a line number, where the artifact's lines are numbered."""
+    head = [line for line in lines[:50] if line.strip()][:5]
+    if len(head) < 2 or not all(_NUMBER.match(line) for line in head):
+        return []  # most numbered files say so in their first lines: one look there spares the rest
+    found = [_NUMBER.match(line) for line in lines]
+    filled = [line for line in lines if line.strip()]
+    numbered = [(i, int(m["n"])) for i, m in enumerate(found) if m]
+    fewest = _NUMBERED_MIN_LINES - (1 if all(m["tool"] for m in found if m) else 0)
+    if len(numbered) < max(fewest, _NUMBERED_SHARE * len(filled)):
+        return []
+    if any(b <= a for (_, a), (_, b) in zip(numbered, numbered[1:])):
+        return []  # a table's first column, counts or sizes: not numbers that count the lines
+    return [m.end() if m else 0 for m in found]
+
+
+def _unescaped(lines: list[str]) -> list[str] | None:
+    """The lines with HTML entities decoded and a trailing <br /> dropped, where the text came from HTML."""
+    entities = sum(len(_ENTITY.findall(line)) for line in lines[:2000] if "&" in line)
+    breaks = sum(1 for line in lines[:2000] if ">" in line and _LINE_BREAK_TAG.search(line))
+    if entities < _ENTITIES_MIN and breaks < max(_NUMBERED_MIN_LINES, len(lines[:2000]) // 2):
+        return None
+    return [html.unescape(_LINE_BREAK_TAG.sub("", line)).replace("\r", " ").replace("\n", " ") for line in lines]
+
+
 def unwrap(artifact: Artifact) -> tuple[Artifact, int | None]:
     """The artifact as the programs printed it (the artifact itself when nothing was cut), and the
     index of the first line with a journald or syslog prefix (None when there is none)."""
-    if artifact.data is not None or not artifact.text or _ANY.search(artifact.text) is None:
+    if artifact.data is not None or not artifact.text:
         return artifact, None
-    services = _services(artifact.lines)
-    cuts = [_cut(line, services) for line in artifact.lines]
-    journal = next((i for i, (_, j) in enumerate(cuts) if j), None)
-    if not any(n for n, _ in cuts):
+    lines = artifact.lines
+    if unescaped := _unescaped(lines):
+        lines = unescaped
+    if cut := _numbers(lines):
+        lines = [line[n:] for line, n in zip(lines, cut)]
+    journal = None
+    if _ANY.search(artifact.text if lines is artifact.lines else "\n".join(lines)) is not None:
+        services = _services(lines)
+        cuts = [_cut(line, services) for line in lines]
+        journal = next((i for i, (_, j) in enumerate(cuts) if j), None)
+        if any(n for n, _ in cuts):
+            lines = [line[n:] for line, (n, _) in zip(lines, cuts)]
+    if lines is artifact.lines:
         return artifact, journal
-    lines = [line[n:] for line, (n, _) in zip(artifact.lines, cuts)]
     text = "\n".join(lines) + ("\n" if artifact.text.endswith("\n") else "")
     return Artifact(name=artifact.name, text=text, size=artifact.size, lines=lines, given=artifact.lines), journal
