@@ -59,6 +59,11 @@ Fault offset: 0x000000000083a7fe
     ("134", ("signal", "ABRT")),
     ("1", None),
     ("0", None),
+    ("-1", None),  # a program's own failure, no NTSTATUS
+    ("18446744073709551615", None),  # -1 as an unsigned 64-bit number
+    ("18446744072635809797", ("exception", "0xC0000005")),  # sign-extended, exact
+    ("18446744072635812000", None),  # the same through a JavaScript double (LM Studio): the code is lost
+    ("0xE06D7363", ("exception", "0xE06D7363")),  # an uncaught C++ exception
 ])
 def test_exit_status(raw: str, expected: tuple | None) -> None:
     assert exit_status(raw) == expected

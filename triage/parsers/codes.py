@@ -47,12 +47,26 @@ def exit_status(raw: str) -> tuple[str, str] | None:
         value = int(raw, 16) if raw.lower().startswith(("0x", "-0x")) else int(raw)
     except ValueError:
         return None
+    if value >= 1 << 63 and not raw.lower().startswith("0x"):
+        value = _from_double(value, raw)
+        if value is None:
+            return None
     value &= 0xFFFFFFFF
-    if value in NTSTATUS or value >= 0xC0000000:
+    if value in NTSTATUS or value >> 28 in (0xC, 0xE):  # errors and customer codes (0xE06D7363: a C++ throw), not -1
         return "exception", f"0x{value:08X}"
     if 128 < value < 160 and value - 128 in SIGNALS:
         return "signal", SIGNALS[value - 128]
     return None
+
+
+def _from_double(value: int, raw: str) -> int | None:
+    """A negative 32-bit status printed as an unsigned 64-bit number: exact (its low 32 bits are the status), or
+    through a JavaScript double by an Electron launcher (LM Studio prints 18446744072635812000 for 0xC0000409), whose
+    lost digits leave a dozen NTSTATUS codes equally likely: then None, not a code that was never raised."""
+    if raw.endswith("000") and float(value) != value:
+        found = [code for code in NTSTATUS if float(0xFFFFFFFF00000000 | code) == float(value)]
+        return found[0] if len(found) == 1 else None
+    return value
 
 
 def ntstatus_name(code: str | None) -> str | None:
