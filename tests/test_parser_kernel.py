@@ -102,3 +102,11 @@ def test_a_segfault_line_with_its_addresses_elided() -> None:
     case = parse([artifact("kernel: llama-server[123]: segfault at ... ip ... error 4 in libamd_comgr.so.3.0[...]\n")])
     assert (case.kernel_faults[0].module, case.kernel_faults[0].address) == ("libamd_comgr.so.3.0", None)
     assert case.fault.module == "libamd_comgr.so.3.0" and case.fault.address is None
+
+
+def test_an_amdgpu_report_says_linux_even_for_a_windows_games_process() -> None:
+    # A Proton game's hang as a Bazzite user pasted it (ublue-os/bazzite#5729): the .exe is no Windows system.
+    text = ("Sep 04 14:48:52 HOSTNAME  ring gfx_0.0.0 timeout, signaled seq=11177738, emitted seq=11177741\n"
+            "Sep 04 14:48:52 HOSTNAME   Process fallout2HR.exe pid 32398 thread dxvk-submit pid 32411\n")
+    case = parse([artifact(text)])
+    assert case.value("amdgpu_ring_timeout") == "gfx_0.0.0" and case.value("os") == "linux"

@@ -95,3 +95,4 @@ def parse(artifact: Artifact, case: Case) -> None:
             fact("amdgpu_ras", m["event"] or m["block"] or (m["ras"] or "uncorrectable").strip())
         if found:
             case.claim(where, "kernel", "kernel-log")
+            case.add_fact("os", "linux", where, quoted, 20)  # the amdgpu kernel driver's own report: a Linux kernel
