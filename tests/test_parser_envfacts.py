@@ -128,3 +128,13 @@ def test_wsl_is_linux_and_an_unset_variable_in_ollamas_config_is_no_fact() -> No
     assert (facts["os"], facts["wsl"], facts["kernel"]) == ("linux", "yes", "5.15.167.4-microsoft-standard-WSL2")
     assert facts["env_HSA_OVERRIDE_GFX_VERSION"] == "10.3.0"
     assert "env_HIP_VISIBLE_DEVICES" not in facts and "env_CUDA_VISIBLE_DEVICES" not in facts
+
+
+def test_the_os_a_report_names_outweighs_a_paths_hint() -> None:
+    # a Windows user's report whose paths were written the Linux way, and hipInfo's "Architecture:" line
+    text = ("OS: Microsoft Windows 11 Pro\nArchitecture: gfx900\nName: Radeon RX Vega\n"
+            "loading /home/models/libggml-hip.so\n")
+    assert parse([artifact(text)]).flat_facts()["os"] == "windows"
+    assert "os" not in parse([artifact("Architecture: gfx900\nName: Radeon RX Vega\n")]).flat_facts()
+    wsl = "OS: Ubuntu 22.04.4 LTS on Windows 10 x86_64 (WSL2)\nC:\\Users\\ana\\models\\x.gguf\n"
+    assert parse([artifact(wsl)]).flat_facts()["os"] == "linux"

@@ -53,7 +53,9 @@ _ENV_SPACED = lazy(r"(?:\bENV|\bset -g?x|\bsetx)[ \t]+(?P<k>" + _ENV_KEYS + r")[
 
 # A GPU product named anywhere (derive/gpu.py maps it to its architecture with tables/gpus.yaml).
 _PRODUCT = lazy(r"\bRadeon\b|\bInstinct\b|\bMI\d{2,3}[AX]?\b|\bRyzen AI\b|\bSteam Deck\b|\bBC-250\b", re.I)
-_LINUX_HINT = lazy(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|Ubuntu|Debian|Fedora|Arch|NixOS", re.I)
+# (Arch the distribution by its full name: "Architecture: gfx900" and "arch" in a GPU's description are no Linux.)
+_LINUX_HINT = lazy(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|\b(?:Ubuntu|Debian|Fedora|Arch ?Linux|"
+                   r"archlinux|NixOS)\b", re.I)
 _WINDOWS_HINT = lazy(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b", re.I)
 # WSL runs Linux programs (ROCm's Linux libraries) on a Windows host: the OS of the process is Linux.
 _WSL = lazy(r"\bWSL2?\b|microsoft-standard-WSL|/dev/dxg|HSA_ENABLE_DXG_DETECTION|/usr/lib/wsl/", re.I)
