@@ -328,6 +328,9 @@ def test_status_and_note_through_the_api(desk: Desk) -> None:
     status, later = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())
     assert later["seen_before"]["cases"][0]["note"] == "LD_PRELOAD the system HIP (ticket QX-7731)"
     assert desk.json("GET", "/api/v1/cases?status=answered")[1]["total"] == 1
+    for path in ("/api/v1/cases?status=answerd", "/cases?status=answerd"):  # a typo is said, not an empty list
+        status, _, body = desk.request("GET", path)
+        assert status == 400 and b"open, answered, closed" in body
     assert desk.json("GET", "/api/v1/cases?q=qx-7731")[1]["total"] == 1
 
 
@@ -721,7 +724,8 @@ def test_behind_a_reverse_proxy_its_public_name_and_origin_are_accepted(tmp_path
     settings = Settings(auth_header="X-Forwarded-User", public_url="https://desk.example.com")
     with serving(settings, store) as desk:
         user = {"X-Forwarded-User": "ana"}
-        assert desk.request("GET", "/", headers={**user, "Host": "desk.example.com"})[0] == 200
+        status, headers, _ = desk.request("GET", "/", headers={**user, "Host": "desk.example.com"})
+        assert status == 200 and "secure" in headers["set-cookie"].lower()  # served over https: cookies stay there
         assert desk.request("GET", "/", headers={**user, "Host": "other.example.com"})[0] == 403
         proxied = {**user, "Host": f"127.0.0.1:{desk.port}", "Origin": "https://desk.example.com"}
         status, made = desk.json("POST", "/api/v1/cases", paste_of(SEED).encode(), proxied)

@@ -83,7 +83,13 @@ def register(app: typer.Typer) -> None:
             store.close()
             raise fail(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
         shown = f"[{host}]" if ":" in host else host
-        typer.echo(f"hip-triage desk on http://{shown}:{port}/ (cases in {store.safe_url}; uploads up to "
+        if public_url:
+            address = public_url.rstrip("/") + "/"
+        elif host in ("0.0.0.0", "::", "[::]"):  # every address of this machine: name one people can open
+            address = f"http://{socket.gethostname()}:{port}/ (listening on all addresses)"
+        else:
+            address = f"http://{shown}:{port}/"
+        typer.echo(f"hip-triage desk on {address} (cases in {store.safe_url}; uploads up to "
                    f"{max_upload:g} MiB; API description at /api/openapi.json; Ctrl+C stops it)", err=True)
         try:
             config = uvicorn.Config(create_app(settings, store), log_level="warning", proxy_headers=bool(auth_header),

@@ -250,6 +250,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         store = Store(settings.database)
         store.migrate()
     pool = Pool(settings.workers)
+    secure_cookies = (settings.public_url or "").startswith("https://")  # behind TLS the browser keeps them there only
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -285,7 +286,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             "Content-Security-Policy": PAGE_CSP, "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
             # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on the page's own forms
             "Referrer-Policy": "same-origin"})
-        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/")
+        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path="/", secure=secure_cookies)
         return response
 
     def csrf_ok(request: Request, form: Any) -> bool:
@@ -458,6 +459,12 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         chosen = {name: request.query_params[name] for name, _ in FILTER_LABELS if request.query_params.get(name)}
         return Filters(chosen, request.query_params.get("q", "")), chosen
 
+    def bad_status(chosen: dict[str, str]) -> Response | None:
+        """A status filter no case can have (a typo) is said, not answered with an empty list."""
+        if chosen.get("status", "open").replace("\x00", "") in intake.STATUSES:
+            return None
+        return _refuse(400, f"status is one of {', '.join(intake.STATUSES)}; fix the filter and ask again.")
+
     def paging(request: Request) -> tuple[int, int]:
         def number(name: str, default: int, top: int) -> int:
             raw = request.query_params.get(name, "")
@@ -468,8 +475,10 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         return store.weekly(filters, WEEKS, now() - dt.timedelta(weeks=WEEKS))
 
     @app.get("/cases", response_class=HTMLResponse, include_in_schema=False)
-    def cases_page(request: Request) -> HTMLResponse:
+    def cases_page(request: Request) -> Response:
         filters, chosen = chosen_filters(request)
+        if refused := bad_status(chosen):
+            return refused
         limit, offset = paging(request)
         rows, total = store.search(filters, limit, offset)
         weeks = recent_weeks(filters)
@@ -514,7 +523,8 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
                 token.encode(), settings.token.encode()):
             return page(request, "login.html", 401, error="That token is not this desk's; ask whoever runs it.")
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(TOKEN_COOKIE, urllib.parse.quote(token), httponly=True, samesite="strict", path="/")
+        response.set_cookie(TOKEN_COOKIE, urllib.parse.quote(token), httponly=True, samesite="strict", path="/",
+                            secure=secure_cookies)
         return response
 
     # -- API --------------------------------------------------------------------------------------------
@@ -605,7 +615,9 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
         {"name": "limit", "in": "query", "schema": {"type": "integer", "maximum": MAX_PAGE}},
         {"name": "offset", "in": "query", "schema": {"type": "integer"}}]})
     def api_cases(request: Request) -> Response:
-        filters, _ = chosen_filters(request)
+        filters, chosen = chosen_filters(request)
+        if refused := bad_status(chosen):
+            return refused
         limit, offset = paging(request)
         rows, total = store.search(filters, limit, offset)
         return JSONResponse({"total": total, "limit": limit, "offset": offset, "cases": [_public(r) for r in rows],
