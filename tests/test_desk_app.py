@@ -424,9 +424,12 @@ def test_retriage_shows_which_cases_changed_class(tmp_path: Path) -> None:
         assert status == 201
         status, redacted = desk.json("POST", "/api/v1/cases?redact=1", paste_of(SEED).encode())  # kept as text
         assert made["case"]["class"] != "device-libs-missing" and redacted["case"]["class"] == made["case"]["class"]
+    with serving(Settings(signatures=older, max_input=16), store) as desk:  # its input is over the limit: not kept
+        assert desk.json("POST", "/api/v1/cases", paste_of(SEED).encode())[0] == 201
     with serving(Settings(signatures=shipped, workers=1), store) as desk:
         status, result = desk.json("POST", "/api/v1/retriage")
         assert status == 200 and result["retriaged"] == 3 and result["failed"] == []
+        assert result["without_input"] == 1  # said, not silently left out
         assert [(c["case_id"], c["new_class"]) for c in result["changed"]] == [
             (made["id"], "device-libs-missing"), (redacted["id"], "device-libs-missing")]
         assert result["changed"][0]["old_class"] == made["case"]["class"]

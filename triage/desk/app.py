@@ -509,7 +509,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
             return stale_form()
         done, changed, failed = await run_in_threadpool(run_retriage)
         return page(request, "retriage.html", done=done, changed=changed, failed=failed,
-                    changes=store.recent_changes())
+                    skipped=await run_in_threadpool(store.without_input), changes=store.recent_changes())
 
     @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
     def login_page(request: Request) -> HTMLResponse:
@@ -648,6 +648,7 @@ def create_app(settings: Settings, store: Store | None = None) -> FastAPI:
     async def api_retriage() -> Response:
         done, changed, failed = await run_in_threadpool(run_retriage)
         return JSONResponse({"retriaged": done, "failed": failed, "signatures_version": signatures_version(),
+                             "without_input": await run_in_threadpool(store.without_input),
                              "changed": [{"case_id": c.case_id, "url": f"/cases/{c.case_id}",
                                           "old_class": c.old_class, "new_class": c.new_class,
                                           "old_signature": c.old_signature, "new_signature": c.new_signature,

@@ -332,6 +332,13 @@ class Store:
 
     # -- re-triage ----------------------------------------------------------------------------------------
 
+    def without_input(self) -> int:
+        """How many cases kept no input (over the size limit, or stored before inputs were kept): a re-triage
+        cannot reach them."""
+        with self.engine.connect() as connection:
+            return connection.execute(
+                select(func.count()).select_from(cases).where(cases.c.input_kind == "none")).scalar_one()
+
     def stored_inputs(self, batch: int = 20) -> Iterator[dict[str, Any]]:
         """Every case whose input was kept, oldest first, a few at a time (inputs can be large)."""
         last = 0
