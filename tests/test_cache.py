@@ -151,3 +151,29 @@ def test_re_patterns_are_kept_compiled_and_read_back_the_same(tmp_path) -> None:
     file.write_bytes(pickle.dumps(kept))
     third = CompiledRe(file)
     assert third.compile(pattern, 0) == re.compile(pattern) and third._trusted is False
+
+
+def test_kept_patterns_are_added_and_saved_from_many_threads(tmp_path) -> None:
+    """Analyses in threads (the server, the desk's workers) compile and save at once: nothing is lost or raised."""
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+
+    from triage.lazy import CompiledRe
+    from triage.match.database import Patterns
+
+    kept_re, kept_regex = CompiledRe(tmp_path / "re.pickle"), Patterns(tmp_path / "regex.pickle")
+    sources = [rf"word{number}\b[^\n]{{0,9}}(?P<n>\d+)" for number in range(240)]
+
+    def work(chunk: list[str]) -> None:
+        for source in chunk:
+            kept_re.compile(source)
+            kept_regex.get(source, "a test")
+            kept_re.save()
+            kept_regex.save()
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(work, [sources[i::4] for i in range(4)]))
+    kept_re.save()
+    kept_regex.save()
+    assert len(pickle.loads((tmp_path / "re.pickle").read_bytes())) == len(sources)
+    assert sorted(pickle.loads((tmp_path / "regex.pickle").read_bytes())) == sorted(sources)

@@ -103,8 +103,9 @@ class CompiledRe:
             indexgroup[number] = name
         kept = (flags | parsed.state.flags, code, parsed.state.groups - 1, groupindex, tuple(indexgroup))
         made = _sre.compile(pattern, *kept)
-        known[(pattern, flags)] = kept
-        self._added += 1
+        with self._lock:  # another thread's save may be copying the dict
+            known[(pattern, flags)] = kept
+            self._added += 1
         return made
 
     def save(self) -> None:
@@ -113,10 +114,11 @@ class CompiledRe:
             return
         from triage.resources import read_cached, write_cached
 
-        with self._lock:
+        with self._lock:  # one save at a time: an older copy written last would drop what a newer one added
             self._added = 0
+            ours = dict(self._known)
             on_disk = read_cached(self.file)
-            write_cached(self.file, {**on_disk, **self._known} if isinstance(on_disk, dict) else dict(self._known))
+            write_cached(self.file, {**on_disk, **ours} if isinstance(on_disk, dict) else ours)
 
 
 @functools.cache

@@ -101,18 +101,21 @@ class Patterns:
         known = self._loaded()
         found = known.get(source)
         if found is None:
-            found = known[source] = _compile(source, where)
-            self._added += 1
+            found = _compile(source, where)
+            with self._lock:  # another thread's save may be copying the dict
+                known[source] = found
+                self._added += 1
         return found
 
     def save(self) -> None:
         """Add the patterns compiled since the last save to the file (merged with what other processes added)."""
         if not self._added or self.file is None or self._known is None:
             return
-        with self._lock:
+        with self._lock:  # one save at a time: an older copy written last would drop what a newer one added
             self._added = 0
+            ours = dict(self._known)
             on_disk = read_cached(self.file)
-            write_cached(self.file, {**on_disk, **self._known} if isinstance(on_disk, dict) else dict(self._known))
+            write_cached(self.file, {**on_disk, **ours} if isinstance(on_disk, dict) else ours)
 
     def compile_all(self, signatures: list[Signature]) -> int:
         """Compile every condition's regexes now and save them (``triage signatures compile``); how many there are."""
