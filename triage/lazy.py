@@ -145,5 +145,5 @@ def compile_re(pattern: str, flags: int = 0) -> re.Pattern[str]:
         return re.compile(pattern, flags)
     try:
         return memo.compile(pattern, flags)
-    except (re.error, RecursionError, OverflowError, ValueError, TypeError):
+    except Exception:  # noqa: BLE001 - a bad pattern, or a Python whose re internals differ: re itself decides
         return re.compile(pattern, flags)  # raises as re does
