@@ -29,6 +29,10 @@ MAX_EVIDENCE = 3
 # (when Hyperscan reads that pass: see Lines._together_pays). From the second on: 80 synthetic 50 KB cases in one
 # process took 0.68-0.94 CPU s that way, 0.87-1.06 s when the one pass came from the seventh group on.
 SEPARATE_READS = 1
+# Past this many characters of input the groups are read one by one again: one pass of them all keeps every group's
+# candidate lines at once, which on a long log of lines that many patterns' literals hit (190,000 gdb frames in a
+# ROCm library) doubled the peak memory, and there the passes' cost is no longer the part that matters.
+TOGETHER_MAX_CHARS = 4 << 20
 
 @dataclass
 class Hit:
@@ -86,7 +90,7 @@ class Lines:
         passes do (and a single small triage would pay for the literals of them all)."""
         if self._together is None:
             size = sum(len(artifact.text or "") for artifact in self.case.artifacts)
-            self._together = self._prefilters.together.hyperscan_ready(size)
+            self._together = size <= TOGETHER_MAX_CHARS and self._prefilters.together.hyperscan_ready(size)
         return self._together
 
     def candidates(self, scan: tuple[int, int]) -> list[tuple[Artifact, int]]:
