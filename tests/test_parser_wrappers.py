@@ -144,3 +144,17 @@ def test_grep_context_lines_and_an_empty_matched_line_lose_their_numbers() -> No
     text = "41-HIP version: 6.2\n42:hipErrorNoBinaryForGpu: Unable to find code object\n43:\n44-done\n"
     assert unwrap(_artifact(text))[0].lines[:4] == [
         "HIP version: 6.2", "hipErrorNoBinaryForGpu: Unable to find code object", "", "done"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_case_through_a_chat_program_reads_as_bare(name: str, tmp_path: Path) -> None:
+    """No-break spaces for spaces and curly quotes for straight ones, as chat and mail programs send them."""
+    out = tmp_path / name
+    out.mkdir()
+    for path in (REAL / name).iterdir():
+        if path.name != "label.yaml" and path.is_file():
+            text = path.read_text(encoding="utf-8").replace(" ", "\u00a0").replace('"', "\u201c")
+            (out / path.name).write_text(text, encoding="utf-8")
+    bare, chat = triage([str(REAL / name)]), triage([str(out)])
+    assert (chat.top.klass, chat.top.id) == (bare.top.klass, bare.top.id)
+    assert [e.line for e in chat.top.evidence] == [e.line for e in bare.top.evidence]

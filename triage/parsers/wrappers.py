@@ -8,8 +8,9 @@ stack line, an ``ls -l`` row) are the same, and parsers and signatures that read
 its first character must see them as the program printed them.
 
 A pasted file may also carry a viewer's or ``grep -n``'s line numbers on every line, or come from a
-page's HTML source or an e-mail with ``&lt;`` for ``<`` and ``<br />`` at each line's end: the numbers are
-cut and the entities decoded the same way.
+page's HTML source or an e-mail with ``&lt;`` for ``<`` and ``<br />`` at each line's end, or through a
+chat or mail program that made its spaces no-break ones and its quotes curly: the numbers are cut, the
+entities decoded and the characters made plain the same way.
 
 ``unwrap`` returns the artifact with those prefixes removed (line numbers unchanged: only the
 start of a line is cut (or its entities decoded), lines are never joined or dropped; the lines as given stay with it, and
@@ -59,6 +60,12 @@ _NUMBERED_MIN_LINES = 3  # two for cat's and grep's own forms, which no table sh
 _ENTITY = lazy(r"&(?:lt|gt|quot|amp|#39|#x27|#34);")
 _LINE_BREAK_TAG = lazy(r"\s*<br\s*/?>\s*$", re.IGNORECASE)
 _ENTITIES_MIN = 1
+# What a chat, mail or word-processing program puts for a terminal's plain characters: no-break and other wide
+# spaces, curly quotes. Program output has the plain ones, and patterns look for those.
+_PLAIN = str.maketrans({"\u00a0": " ", "\u2007": " ", "\u202f": " ", "\u2009": " ", "\u200a": " ",
+                        "\u2002": " ", "\u2003": " ", "\u3000": " ", "\u201c": '"', "\u201d": '"',
+                        "\u201e": '"', "\u2018": "'", "\u2019": "'", "\u201a": "'"})
+_TYPOGRAPHY = lazy("[\u00a0\u2007\u202f\u2009\u200a\u2002\u2003\u3000\u201c\u201d\u201e\u2018\u2019\u201a]")
 
 
 def _cut(line: str, services: frozenset[str]) -> tuple[int, bool]:
@@ -124,6 +131,8 @@ def unwrap(artifact: Artifact) -> tuple[Artifact, int | None]:
     lines = artifact.lines
     if unescaped := _unescaped(lines):
         lines = unescaped
+    if _TYPOGRAPHY.search(artifact.text):
+        lines = [line.translate(_PLAIN) for line in lines]
     if cut := _numbers(lines):
         lines = [line[n:] for line, n in zip(lines, cut)]
     journal = None
