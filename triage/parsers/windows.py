@@ -47,7 +47,8 @@ _SEP = r"[ \t\u00a0]*[:：=\t][ \t\u00a0]*"
 
 
 def _labelled(kind: str, value: str) -> re.Pattern[str]:
-    names = "|".join(re.escape(n).replace(r"\ ", r"\s*") for n in _LABELS[kind])
+    # an apostrophe either way: Windows writes the curly one, a paste made plain (parsers/wrappers.py) the straight one
+    names = "|".join(re.escape(n).replace(r"\ ", r"\s*").replace("’", "['’]") for n in _LABELS[kind])
     return lazy(rf"(?P<lead>^\W{{0,3}})?(?:{names}){_SEP}{value}", re.IGNORECASE)
 
 
