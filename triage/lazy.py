@@ -16,9 +16,10 @@ from __future__ import annotations
 import functools
 import re
 import sys
-import threading
 from pathlib import Path
 from typing import Any
+
+from triage.resources import KeptDict, cache_dir
 
 _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "groupindex", "groups")
 
@@ -47,7 +48,7 @@ def lazy(pattern: str, flags: int = 0) -> Any:
     return LazyPattern(pattern, flags)
 
 
-class CompiledRe:
+class CompiledRe(KeptDict):
     """``re`` patterns with their compiled code kept in a per-user cache file between runs.
 
     ``re.compile`` parses a pattern and writes its code in Python (most of a warm run's parsing went
@@ -60,21 +61,8 @@ class CompiledRe:
     """
 
     def __init__(self, file: Path | None) -> None:
-        self.file = file
-        self._known: dict[tuple[str, int], tuple] | None = None
-        self._added = 0
+        super().__init__(file)
         self._trusted: bool | None = None  # unknown until the first pattern read back was checked
-        self._lock = threading.Lock()
-
-    def _loaded(self) -> dict[tuple[str, int], tuple]:
-        if self._known is None:
-            with self._lock:
-                if self._known is None:
-                    from triage.resources import read_cached
-
-                    found = read_cached(self.file) if self.file else None
-                    self._known = found if isinstance(found, dict) else {}
-        return self._known
 
     def compile(self, pattern: str, flags: int = 0) -> re.Pattern[str]:
         """``re.compile(pattern, flags)``, from the kept code when there is some."""
@@ -103,22 +91,8 @@ class CompiledRe:
             indexgroup[number] = name
         kept = (flags | parsed.state.flags, code, parsed.state.groups - 1, groupindex, tuple(indexgroup))
         made = _sre.compile(pattern, *kept)
-        with self._lock:  # another thread's save may be copying the dict
-            known[(pattern, flags)] = kept
-            self._added += 1
+        self._add((pattern, flags), kept)
         return made
-
-    def save(self) -> None:
-        """Add the patterns compiled since the last save to the file (merged with what other processes added)."""
-        if not self._added or self.file is None or self._known is None:
-            return
-        from triage.resources import read_cached, write_cached
-
-        with self._lock:  # one save at a time: an older copy written last would drop what a newer one added
-            self._added = 0
-            ours = dict(self._known)
-            on_disk = read_cached(self.file)
-            write_cached(self.file, {**on_disk, **ours} if isinstance(on_disk, dict) else ours)
 
 
 @functools.cache
@@ -130,8 +104,6 @@ def compiled_re() -> CompiledRe | None:
     """The memo of compiled ``re`` patterns for the per-user cache in use; None off CPython (no ``_sre`` to feed)."""
     if sys.implementation.name != "cpython":
         return None
-    from triage.resources import cache_dir
-
     import _sre
 
     folder = cache_dir("regex")

@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import os
 import pickle
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,37 @@ def write_cached(file: Path, value: Any) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         return
+
+
+class KeptDict:
+    """A dict kept in a per-user cache file from one run to the next: read whole when first asked, and what a run
+    added merged into the file on ``save`` (other processes may have added theirs meanwhile). Thread-safe."""
+
+    def __init__(self, file: Path | None) -> None:
+        self.file = file
+        self._known: dict | None = None  # read when first asked for
+        self._added = 0
+        self._lock = threading.Lock()
+
+    def _loaded(self) -> dict:
+        if self._known is None:
+            with self._lock:
+                if self._known is None:
+                    found = read_cached(self.file) if self.file else None
+                    self._known = found if isinstance(found, dict) else {}
+        return self._known
+
+    def _add(self, key: Any, value: Any) -> None:
+        with self._lock:  # another thread's save may be copying the dict
+            self._loaded()[key] = value
+            self._added += 1
+
+    def save(self) -> None:
+        """Add what was added since the last save to the file (merged with what other processes added)."""
+        if not self._added or self.file is None or self._known is None:
+            return
+        with self._lock:  # one save at a time: an older copy written last would drop what a newer one added
+            self._added = 0
+            ours = dict(self._known)
+            on_disk = read_cached(self.file)
+            write_cached(self.file, {**on_disk, **ours} if isinstance(on_disk, dict) else ours)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,8 @@ import regex
 
 from triage import __version__
 from triage.match.confidence import Weights, read_weights
+from triage.resources import KeptDict, cache_dir, load_yaml, read_cached, source_key, write_cached
 from triage.scan.scanner import LineScanner, build_key
-from triage.resources import cache_dir, load_yaml, read_cached, source_key, write_cached
 
 CONDITION_KINDS = ("log", "frame", "fault", "fact", "compare", "binary", "listing", "all_of", "any_of", "not")
 COMBINATORS = ("all_of", "any_of", "not")
@@ -72,7 +71,7 @@ class Condition:
         return self._compiled[key]
 
 
-class Patterns:
+class Patterns(KeptDict):
     """The condition regexes compiled so far, kept in the per-user cache from one run to the next.
 
     ``regex`` parses and compiles a pattern in Python, about a millisecond each: most of a warm single
@@ -82,40 +81,14 @@ class Patterns:
     the ``regex`` version's own, so the file is named for that version and Python's.
     """
 
-    def __init__(self, file: Path | None) -> None:
-        self.file = file
-        self._known: dict[str, regex.Pattern] | None = None  # read when the first pattern is asked for
-        self._added = 0
-        self._lock = threading.Lock()
-
-    def _loaded(self) -> dict[str, regex.Pattern]:
-        if self._known is None:
-            with self._lock:
-                if self._known is None:
-                    found = read_cached(self.file) if self.file else None
-                    self._known = found if isinstance(found, dict) else {}
-        return self._known
-
     def get(self, source: str, where: str) -> regex.Pattern:
         """``source`` compiled with the conditions' flags (raises SignatureError when it does not compile)."""
         known = self._loaded()
         found = known.get(source)
         if found is None:
             found = _compile(source, where)
-            with self._lock:  # another thread's save may be copying the dict
-                known[source] = found
-                self._added += 1
+            self._add(source, found)
         return found
-
-    def save(self) -> None:
-        """Add the patterns compiled since the last save to the file (merged with what other processes added)."""
-        if not self._added or self.file is None or self._known is None:
-            return
-        with self._lock:  # one save at a time: an older copy written last would drop what a newer one added
-            self._added = 0
-            ours = dict(self._known)
-            on_disk = read_cached(self.file)
-            write_cached(self.file, {**on_disk, **ours} if isinstance(on_disk, dict) else ours)
 
     def compile_all(self, signatures: list[Signature]) -> int:
         """Compile every condition's regexes now and save them (``triage signatures compile``); how many there are."""
