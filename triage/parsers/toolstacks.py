@@ -41,12 +41,12 @@ _LLDB_SYMBOL_OFFSET = lazy(r"\s\+\s\d+$")
 _LLDB_ARGS = lazy(r"\((?:[^()]|\([^()]*\))*\)$")
 
 # Valgrind
-_VG_PREFIX = r"^==\d+==\s+"
-_VG_FRAME = lazy(_VG_PREFIX + r"(?P<kind>at|by) (?P<a>0x[0-9A-Fa-f]+): (?P<s>.+?) \((?:in (?P<m>[^()]+)|(?P<f>[^():]+):(?P<l>\d+))\)$")
-_VG_TERMINATING = lazy(_VG_PREFIX[:-3] + r"\s*Process terminating with default action of signal (?P<n>\d+) \(SIG(?P<name>[A-Z]+)\)")
-_VG_ADDRESS = lazy(_VG_PREFIX + r"(?:Access not within mapped region|Bad permissions for mapped region|"
+_VG = r"^==\d+=="  # the process id Valgrind puts before each of its lines
+_VG_FRAME = lazy(_VG + r"\s+(?P<kind>at|by) (?P<a>0x[0-9A-Fa-f]+): (?P<s>.+?) \((?:in (?P<m>[^()]+)|(?P<f>[^():]+):(?P<l>\d+))\)$")
+_VG_TERMINATING = lazy(_VG + r"\s*Process terminating with default action of signal (?P<n>\d+) \(SIG(?P<name>[A-Z]+)\)")
+_VG_ADDRESS = lazy(_VG + r"\s+(?:Access not within mapped region|Bad permissions for mapped region|"
                    r"General Protection Fault).*?(?: at address (?P<addr>0x[0-9A-Fa-f]+))?$")
-_VG_ERROR = lazy(_VG_PREFIX[:-3] + r"\s*Invalid (?P<rw>read|write) of size \d+")
+_VG_ERROR = lazy(_VG + r"\s*Invalid (?P<rw>read|write) of size \d+")
 
 # Julia
 _JL_SIGNAL = lazy(r"^(?:\[\d+\] )?signal (?:\((?P<a>\d+)(?:\.-?\d+)?\)|(?P<b>\d+) \(-?\d+\)): \S")
@@ -70,7 +70,7 @@ def parse(artifact: Artifact, case: Case) -> None:
         if index <= julia_until:
             continue
         if m := _JL_SIGNAL.match(text):
-            _close(case, stack, crashing, thread, "lldb")
+            _close(case, stack, crashing, thread)
             stack, crashing, thread = [], False, None
             julia_until = _julia(artifact, index, case, _SIGNAL_NUMBERS.get(m["a"] or m["b"] or ""))
             continue
@@ -80,7 +80,7 @@ def parse(artifact: Artifact, case: Case) -> None:
         if frame is not None:
             starts = frame.index == 0 or (stack and frame.index <= stack[-1].index) or index - last > 2
             if starts and stack:
-                _close(case, stack, crashing, thread, _form(stack))
+                _close(case, stack, crashing, thread)
                 stack, crashing, thread = [], False, None
             if not stack and frame.index != 0:
                 continue  # a frame list read from its middle says nothing of the crash
@@ -89,7 +89,7 @@ def parse(artifact: Artifact, case: Case) -> None:
             last = index
             continue
         if m := _LLDB_THREAD.match(text):
-            _close(case, stack, crashing, thread, "lldb")
+            _close(case, stack, crashing, thread)
             stack, thread = [], m["t"]
             signal = _LLDB_SIGNAL.search(m["why"] or "")
             crashing = bool(signal) and not any(s.crashing for s in case.stacks)
@@ -99,7 +99,7 @@ def parse(artifact: Artifact, case: Case) -> None:
                     case.add_fact("fault_address", f"0x{int(signal['addr'], 16):x}", where, text.strip(), 90)
                 case.claim(where, "signal", "fault")
         elif m := _VG_TERMINATING.match(text):
-            _close(case, stack, crashing, thread, "valgrind")
+            _close(case, stack, crashing, thread)
             stack, thread = [], None
             crashing = not any(s.crashing for s in case.stacks)
             case.add_fact("signal", m["name"], where, text.strip(), 85)
@@ -110,11 +110,7 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.claim(where, "fault")
         elif m := _VG_ERROR.match(text):
             case.add_fact("fault_access", m["rw"], where, text.strip(), 40)
-    _close(case, stack, crashing, thread, _form(stack))
-
-
-def _form(stack: list[Frame]) -> str:
-    return "valgrind" if stack and stack[0].text.startswith("==") else "lldb"
+    _close(case, stack, crashing, thread)
 
 
 def _lldb_frame(text: str, where: Where) -> Frame | None:
@@ -177,9 +173,10 @@ def _julia(artifact: Artifact, start: int, case: Case, signal: str | None) -> in
     return index
 
 
-def _close(case: Case, frames: list[Frame], crashing: bool, thread: str | None, form: str) -> None:
+def _close(case: Case, frames: list[Frame], crashing: bool, thread: str | None) -> None:
     if not frames:
         return
+    form = "valgrind" if frames[0].text.startswith("==") else "lldb"
     for number, frame in enumerate(frames):
         frame.index = number
     previous = case.stacks[-1] if case.stacks else None
