@@ -158,3 +158,10 @@ def test_a_case_through_a_chat_program_reads_as_bare(name: str, tmp_path: Path) 
     bare, chat = triage([str(REAL / name)]), triage([str(out)])
     assert (chat.top.klass, chat.top.id) == (bare.top.klass, bare.top.id)
     assert [e.line for e in chat.top.evidence] == [e.line for e in bare.top.evidence]
+
+
+def test_an_html_no_break_space_is_made_plain_too() -> None:
+    text = ("&lt;frozen runpy&gt;:128: RuntimeWarning<br />\n"
+            "hipErrorNoBinaryForGpu:&nbsp;Unable to find code object for all current devices!<br />\n")
+    assert unwrap(_artifact(text))[0].lines == [
+        "<frozen runpy>:128: RuntimeWarning", "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"]

@@ -131,7 +131,7 @@ def unwrap(artifact: Artifact) -> tuple[Artifact, int | None]:
     lines = artifact.lines
     if unescaped := _unescaped(lines):
         lines = unescaped
-    if _TYPOGRAPHY.search(artifact.text):
+    if unescaped or _TYPOGRAPHY.search(artifact.text):  # decoded entities may be such characters (&nbsp;)
         lines = [line.translate(_PLAIN) for line in lines]
     if cut := _numbers(lines):
         lines = [line[n:] for line, n in zip(lines, cut)]
