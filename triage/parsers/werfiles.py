@@ -22,20 +22,19 @@ from __future__ import annotations
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles
-from triage.parsers.windows import is_hip_release
+from triage.parsers.windows import CRASH_LABELS, is_hip_release, module_name
 
 _SIG = lazy(r"^\s*Sig\[(?P<n>\d{1,2})\]\.(?P<part>Name|Value)=(?P<v>[^\r\n]{0,300})$")
 _LOADED = lazy(r"^\s*LoadedModule\[\d{1,4}\]=(?P<p>[^\r\n]{1,400}[\\/](?i:amdhip64)[\w.-]*\.(?i:dll))\s*$")
 _DATA = lazy(r"<(?i:data)(?: (?i:name)=\"(?P<name>\w{1,40})\")?>(?P<v>[^<]{0,400})</(?i:data)>")
 _APPLICATION_ERROR = lazy(r"(?i)<Provider Name=\"Application Error\"")
 
-# Report.wer's signature names (Windows localises them; these are the English and German ones) and the XML's
-# element names, each to what it says.
+# Report.wer's signature names (Windows localises them as it does the Event Viewer record's labels, whose table
+# parsers/windows.py keeps) and the XML's element names, each to what it says.
 _FIELDS = {
-    "fault module name": "module", "name des fehlerhaften moduls": "module", "modulename": "module",
-    "fault module version": "version", "version des fehlerhaften moduls": "version", "moduleversion": "version",
-    "exception code": "code", "ausnahmecode": "code", "exceptioncode": "code",
-    "exception offset": "offset", "ausnahmeoffset": "offset", "faultingoffset": "offset",
+    **{name.lower(): kind for kind, names in CRASH_LABELS.items() for name in names},
+    "modulename": "module", "fault module version": "version", "version des fehlerhaften moduls": "version",
+    "moduleversion": "version", "exceptioncode": "code", "ausnahmeoffset": "offset", "faultingoffset": "offset",
     "modulepath": "path",
 }
 # Event 1000's unnamed Data elements, in order.
@@ -82,7 +81,7 @@ def _facts(fields: dict[str, tuple[str, Where, str]], case: Case) -> None:
     if code and _hex(code[0], 8):
         case.add_fact("exception_code", f"0x{code[0].lower().removeprefix('0x').upper()}", code[1], code[2], 85)
     if module and module[0] and not module[0].lower().startswith("stackhash"):  # StackHash_N: no module was known
-        name = module[0].replace("\\", "/").rsplit("/", 1)[-1]
+        name = module_name(module[0])
         case.add_fact("faulting_module", name, module[1], module[2], 80)
         if (version := fields.get("version")) and version[0]:
             case.add_fact(f"module_version:{name.lower()}", version[0], version[1], version[2], 80)

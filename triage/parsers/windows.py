@@ -32,7 +32,7 @@ PLAUSIBLE_FUNCTION_BYTES = 0x10000
 
 # The labels of an "Application Error" record (event 1000) and of a WER report, in English and in
 # the languages Windows is most often pasted in (real records of each are in the tests).
-_LABELS = {
+CRASH_LABELS = {
     "module": ("Faulting module name", "Fault Module Name", "Name des fehlerhaften Moduls", "Fehlerhafter Modulname",
                "Nom du module défaillant", "Nombre del módulo con errores", "障害が発生しているモジュール名",
                "障害が発生しているモジュールの名前", "出错模块名称", "错误模块名称", "錯誤模組名稱", "Имя сбойного модуля",
@@ -48,7 +48,7 @@ _SEP = r"[ \t\u00a0]*[:：=\t][ \t\u00a0]*"
 
 def _labelled(kind: str, value: str) -> re.Pattern[str]:
     # an apostrophe either way: Windows writes the curly one, a paste made plain (parsers/wrappers.py) the straight one
-    names = "|".join(re.escape(n).replace(r"\ ", r"\s*").replace("’", "['’]") for n in _LABELS[kind])
+    names = "|".join(re.escape(n).replace(r"\ ", r"\s*").replace("’", "['’]") for n in CRASH_LABELS[kind])
     return lazy(rf"(?P<lead>^\W{{0,3}})?(?:{names}){_SEP}{value}", re.IGNORECASE)
 
 
@@ -105,7 +105,7 @@ def is_hip_release(module: str, version: str) -> bool:
     """Whether an amdhip64 DLL's file version is its HIP release: the HIP SDK's are (amdhip64_6.dll 6.1.40252.0), some
     a display driver ships are not (amdhip64_7.dll 10.0.3581.0); the release's major is the one in the DLL's name
     (amdhip64.dll: 5 or older)."""
-    if not (m := _HIP_DLL.fullmatch(module.replace("\\", "/").rsplit("/", 1)[-1])):
+    if not (m := _HIP_DLL.fullmatch(module_name(module))):
         return False
     major = version.split(".", 1)[0]
     if not major.isdigit():
@@ -113,21 +113,21 @@ def is_hip_release(module: str, version: str) -> bool:
     return int(major) == int(m["major"]) if m["major"] else int(major) <= 5
 
 
-def _module_name(path: str) -> str:
+def module_name(path: str) -> str:
     return re.split(r"[\\/]", path.strip())[-1]
 
 
 def _frame(where: Where, text: str) -> Frame | None:
     """One frame line; the index is -1 for forms that do not number their frames."""
     if m := _HANDLER_FRAME.match(text):
-        return Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16), module=_module_name(m["m"]),
+        return Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16), module=module_name(m["m"]),
                      offset=int(m["off"], 16))
     if m := _FRAME.match(text):
         symbol = (m["sym"] or "").strip()
         symbol = None if not symbol or symbol.startswith("...") else symbol.removesuffix("()")
         soff = int(m["soff"], 16) if m["soff"] and symbol else None
         frame = Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16),
-                      module=_module_name(m["path"]), offset=int(m["off"], 16) if m["off"] else None,
+                      module=module_name(m["path"]), offset=int(m["off"], 16) if m["off"] else None,
                       symbol=symbol, symbol_offset=soff)
     elif (m := _VISUAL_STUDIO.match(text)) and ": (caller:" not in text:
         symbol = (m["s"] or "").strip() or None
