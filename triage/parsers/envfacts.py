@@ -59,7 +59,6 @@ _LINUX_HINT = lazy(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault a
 _WINDOWS_HINT = lazy(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b", re.I)
 # WSL runs Linux programs (ROCm's Linux libraries) on a Windows host: the OS of the process is Linux.
 _WSL = lazy(r"\bWSL2?\b|microsoft-standard-WSL|/dev/dxg|HSA_ENABLE_DXG_DETECTION|/usr/lib/wsl/", re.I)
-_OS_NAME_WINDOWS = lazy(r"(?i)\bwindows\b")
 _OS_NAME_LINUX = lazy(r"(?i)\b(?:linux|ubuntu|debian|fedora|arch|manjaro|opensuse|suse|rhel|red hat|centos|rocky|alma|"
                       r"mint|pop!?_os|gentoo|nixos|bazzite|cachyos|endeavouros|void|kubuntu|xubuntu)\b")
 
@@ -183,7 +182,7 @@ def finish(case: Case) -> None:
         votes[fact.value] = votes.get(fact.value, 0) + fact.score
     for fact in case.facts.get("os_name", []):  # "OS: Microsoft Windows 11 Pro" outweighs a path's hint
         linux = _OS_NAME_LINUX.search(fact.value) or _WSL.search(fact.value)  # WSL: Linux under Windows
-        family = "linux" if linux else "windows" if _OS_NAME_WINDOWS.search(fact.value) else None
+        family = "linux" if linux else "windows" if _WINDOWS_HINT.search(fact.value) else None
         if family:
             case.add_fact("os", family, fact.where, fact.text, fact.score)
             votes[family] = votes.get(family, 0) + fact.score
