@@ -1,4 +1,5 @@
-"""The support tables under ``signatures/tables/``: GPU architectures and what each ROCm release supports.
+"""The support tables under ``signatures/tables/``: GPU architectures and what each ROCm release supports,
+PCI device ids and chip codenames, the kernels each release lists, the releases of date-stamped wheels.
 
 They are data with their sources in the files; this module only reads them into frozen values
 that any number of analyses may share.
@@ -38,6 +39,10 @@ class Tables:
     known_since: dict[str, tuple[int, ...]]
     supported: dict[str, tuple[tuple[tuple[int, ...], frozenset[str]], ...]]  # os -> ((release, archs), ...) newest first
     product_names: tuple[tuple[str, str], ...]  # (lower-case name, arch), longest name first
+    pci_ids: dict[str, str]  # "73bf" or "73ff:df" -> arch
+    codenames: tuple[tuple[re.Pattern[str], str], ...]  # (pattern of a name's start, arch), longest name first
+    kernels: tuple[tuple[tuple[int, ...], dict[str, frozenset[tuple[int, ...]]]], ...]  # (release, family -> kernels), newest first
+    sdk_dates: tuple[tuple[str, str], ...]  # (first build date YYYY-MM-DD, release), oldest first
 
     def arch(self, name: str | None) -> Arch | None:
         return self.archs.get(name or "")
@@ -54,6 +59,34 @@ class Tables:
                     return arch
                 at = low.find(name, at + 1)
         return None
+
+    def arch_of_pci_id(self, device: str, revision: str | None = None) -> str | None:
+        """``73bf`` (and the revision, where one id covers two processors) -> its gfx processor."""
+        device = device.lower()
+        return self.pci_ids.get(f"{device}:{revision.lower()}" if revision else "") or self.pci_ids.get(device)
+
+    def arch_of_codename(self, text: str) -> str | None:
+        """The gfx arch of the chip codename that starts a device name (``Navi 21``, ``Navi21``, ``Ellesmere XT``)."""
+        for pattern, arch in self.codenames:
+            if pattern.match(text.strip()):
+                return arch
+        return None
+
+    def listed_kernels(self, release: tuple[int, ...]) -> dict[str, frozenset[tuple[int, ...]]] | None:
+        """The kernels (major, minor) the matrix lists for the release, per distribution family (None: the
+        release is not in the table)."""
+        for listed, families in self.kernels:
+            if listed[:2] == release[:2]:
+                return families
+        return None
+
+    def release_of_date(self, date: str) -> str | None:
+        """The release whose wheels had started by ``YYYY-MM-DD`` (None: older than every entry)."""
+        found = None
+        for since, release in self.sdk_dates:
+            if date >= since:
+                found = release
+        return found
 
     def supports(self, arch: str, release: tuple[int, ...], os_name: str) -> bool | None:
         """Whether the ROCm release lists the arch as supported on the OS (None: no table for it)."""
@@ -97,12 +130,17 @@ def _read(folder: Path, name: str) -> dict:
 
 @functools.cache
 def load_tables(folder: Path | None = None) -> Tables:
-    """Read ``tables/gpus.yaml`` and ``tables/rocm-support.yaml`` of a signature folder; a folder without
-    tables (a user's own signatures) uses the shipped ones."""
+    """Read the tables of a signature folder (``tables/gpus.yaml``, ``rocm-support.yaml``, ``gpu-ids.yaml``,
+    ``kernel-support.yaml``, ``rocm-wheels.yaml``); a folder without them (a user's own signatures) uses the
+    shipped ones, table by table."""
+    shipped = data_dir("signatures") / "tables"
     base = (folder or data_dir("signatures")) / "tables"
-    if not base.is_dir():
-        base = data_dir("signatures") / "tables"
-    gpus, support = _read(base, "gpus.yaml"), _read(base, "rocm-support.yaml")
+
+    def read(name: str) -> dict:
+        return _read(base if (base / name).is_file() else shipped, name)
+
+    gpus, support = read("gpus.yaml"), read("rocm-support.yaml")
+    ids, kernels, wheels = read("gpu-ids.yaml"), read("kernel-support.yaml"), read("rocm-wheels.yaml")
     archs = {}
     for name, row in (gpus.get("archs") or {}).items():
         if not _ARCH.match(str(name)) or not isinstance(row, dict):
@@ -122,4 +160,53 @@ def load_tables(folder: Path | None = None) -> Tables:
         known_since={str(a): version_tuple(v) for a, v in (support.get("known_since") or {}).items()},
         supported=supported,
         product_names=tuple(products),
+        pci_ids=_pci_ids(ids, archs, base),
+        codenames=_codenames(ids, archs, base),
+        kernels=_kernels(kernels, base),
+        sdk_dates=_dates(wheels, base),
     )
+
+
+def _known(arch: object, archs: dict, where: str) -> str:
+    if str(arch) not in archs:
+        raise TableError(f"{where}: {arch!r} is not a processor of gpus.yaml")
+    return str(arch)
+
+
+def _pci_ids(data: dict, archs: dict, base: Path) -> dict[str, str]:
+    out = {}
+    for key, arch in (data.get("ids") or {}).items():
+        key = str(key).lower()
+        if not re.fullmatch(r"[0-9a-f]{4}(?::[0-9a-f]{2})?", key):
+            raise TableError(f"{base / 'gpu-ids.yaml'}: {key!r} is not a 4-digit hex device id (with :rev)")
+        out[key] = _known(arch, archs, f"{base / 'gpu-ids.yaml'}: id {key}")
+    return out
+
+
+def _codenames(data: dict, archs: dict, base: Path) -> tuple[tuple[re.Pattern[str], str], ...]:
+    rows = []
+    for name, arch in (data.get("codenames") or {}).items():
+        words = str(name).split()
+        pattern = re.compile(r"\s?".join(map(re.escape, words)) + r"(?![\w-])", re.IGNORECASE)
+        rows.append((len(str(name)), pattern, _known(arch, archs, f"{base / 'gpu-ids.yaml'}: codename {name}")))
+    return tuple((p, a) for _, p, a in sorted(rows, key=lambda r: -r[0]))
+
+
+def _kernels(data: dict, base: Path) -> tuple[tuple[tuple[int, ...], dict[str, frozenset[tuple[int, ...]]]], ...]:
+    rows = []
+    for release, families in (data.get("releases") or {}).items():
+        if not isinstance(families, dict):
+            raise TableError(f"{base / 'kernel-support.yaml'}: release {release} maps families to kernel lists")
+        table = {str(f): frozenset(version_tuple(str(k))[:2] for k in kernels) for f, kernels in families.items()}
+        rows.append((version_tuple(str(release)), table))
+    return tuple(sorted(rows, reverse=True))
+
+
+def _dates(data: dict, base: Path) -> tuple[tuple[str, str], ...]:
+    rows = []
+    for row in data.get("dated") or []:
+        since, release = str((row or {}).get("from", "")), str((row or {}).get("release", ""))
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", since) or not version_tuple(release):
+            raise TableError(f"{base / 'rocm-wheels.yaml'}: {row!r} needs from: YYYY-MM-DD and release: X.Y")
+        rows.append((since, release))
+    return tuple(sorted(rows))
