@@ -1,10 +1,26 @@
-"""Lines that say whose GPU stack a log comes from: AMD's (HIP, ROCm, gfx, Radeon) or NVIDIA's.
+"""Lines that say whose GPU stack a log comes from: AMD's (HIP, ROCm, gfx, Radeon) or NVIDIA's, and
+lines that name the AMD GPU without a gfx name: its PCI device id, its chip's codename, a library file
+the runtime looked for on its behalf.
 
 CUDA wording alone decides nothing: llama.cpp's and PyTorch's HIP backends print ``CUDA error``,
 ``cuda:0`` and ``compute capability 10.3`` on AMD GPUs. What names a vendor is a device name,
 a library or a driver: ``Radeon``, ``gfx1100``, ``libamdhip64``, ``ROCm`` on one side,
 ``NVIDIA``/``GeForce``, ``libcuda.so``, ``nvcuda.dll``, ``nvidia-smi`` on the other. Each line
 is one vote of its weight; derive/vendor.py adds them up.
+
+Indirect evidence of the GPU's architecture (derive/gpu.py maps it with tables/gpu-ids.yaml and
+uses it only when nothing better names the arch)::
+
+    03:00.0 VGA compatible controller [0300]: Advanced Micro Devices, Inc. [AMD/ATI] Navi 21 [Radeon RX 6800/6800 XT / 6900 XT] [1002:73bf] (rev c1)
+        gpu_pci_id 73bf:c1 and gpu_device Navi 21 (the device's name, for its codename)
+    PCI\\VEN_1002&DEV_73BF&SUBSYS_0E3A1002&REV_C1                   gpu_pci_id 73bf:c1 (Windows' device instance)
+      Chip ID:                 29631(0x73bf)                        gpu_pci_id 73bf (rocminfo)
+    MIOpen(HIP): Warning [ParseAndLoadDb] File is unreadable: ".../gfx1151_20.HIP.fdb.txt"
+        gfx_arch_file gfx1151 (MIOpen's databases are named arch + CU count: gfx1030_36.kdb, gfx90a6e.HIP.fdb.txt)
+    rocblaslt error: Could not load "TensileLibrary_lazy_gfx1101.dat"   gfx_arch_file gfx1101
+
+A library file counts only on a line that says it was looked for and not found, unreadable or failed
+to load: a listing of a library folder names every architecture the library ships.
 """
 
 from __future__ import annotations
@@ -44,8 +60,55 @@ _AMD_ABSENT = lazy(r"\bamdgpu (?:driver |kernel module )?(?:is )?not (?:detected
 _NEEDLES = Needles(_AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG, _ZLUDA)
 STRONG, WEAK = 3, 1
 
+# AMD's graphics PCI vendor id is 1002 (1022 is its CPUs' and chipsets'): lspci -nn, lspci's "Device 67df" for an id
+# its name list lacks, ollama's name=, Windows' device instance path, rocminfo's Chip ID (decimal, then hex).
+_PCI_ID = lazy(r"\[1002:(?P<d>[0-9a-fA-F]{4})\](?:[^\[\]]*?\(rev (?P<r>[0-9a-fA-F]{2})\))?"
+               r"|\[AMD/ATI\] Device (?P<l>[0-9a-f]{4})\b(?: \(rev (?P<lr>[0-9a-f]{2})\))?"
+               r"|\bname=1002:(?P<n>[0-9a-fA-F]{4})\b"
+               r"|\bVEN_1002&DEV_(?P<w>[0-9A-Fa-f]{4})(?:&SUBSYS_[0-9A-Fa-f]{8})?(?:&REV_(?P<wr>[0-9A-Fa-f]{2}))?"
+               r"|^\s*Chip ID:\s+\d+\(0x(?P<c>[0-9a-fA-F]{4})\)")
+# The name of an AMD graphics device as lspci, rocm-smi (Card series) and rocminfo (Marketing Name) print it: a
+# codename that starts it counts ("Navi 21 [Radeon RX 6800/6800 XT / 6900 XT]"), not one inside a product name
+# ("AMD Radeon(TM) Vega 10 Graphics" is a Raven APU's 10 CUs). The other functions of a card (its audio, its PCIe
+# switch "Navi 10 XL Downstream Port", on a Navi 31 card) are not the GPU.
+_AMD_DEVICE = lazy(r"(?:\[AMD/ATI\]|\bCard [Ss]eries\s*:|\bMarketing Name\s*:)\s*(?P<name>[^\s\[(][^\[(]*)")
+_NOT_GPU = lazy(r"PCI Express Switch|\bAudio\b|\bHDMI\b|\bUSB\b|\b(?:Upstream|Downstream) Port\b|Host Bridge|\bPSP\b"
+                r"|Crypto|Encryption|Root Complex", re.IGNORECASE)
+# Library files named for one architecture: rocBLAS / hipBLASLt (Tensile) and MIOpen's databases, which end in the
+# CU count (gfx1030_36, hex without the underscore: gfx90a6e, gfx942130).
+_LIB_FILE = lazy(r"\bTensileLibrary\w*?_(?P<t>gfx[0-9a-f]{3,4})(?:[-_][\w+-]*)?\.(?:dat|co|yaml|msgpack|hsaco)\b"
+                 r"|\bKernels\.so-\d+-(?P<k>gfx[0-9a-f]{3,4})(?:-[\w+-]*)?\.hsaco\b"
+                 r"|(?<![\w])(?P<m>gfx(?:[6-9][0-9a-f]{2}|1[0-9][0-9a-f]{2}))(?:_\d+|[0-9a-f]{1,3})"
+                 r"\.(?:HIP\.)?(?:u?fdb\.txt|db\.txt|u?kdb|u?db)\b")
+# What makes a named file the one the runtime wanted for this GPU: it looked for it and failed, or loaded it.
+_LOOKED_FOR = lazy(r"\b(?:cannot|can't|could ?n[o']t|unable|unreadable|no such file|not found|fail(?:ed|s|ure)?|missing"
+                   r"|does not exist|loading)\b", re.IGNORECASE)
+_IDENTITY = Needles(_PCI_ID, _AMD_DEVICE, _LIB_FILE)
+
 
 def parse(artifact: Artifact, case: Case) -> None:
+    _votes(artifact, case)
+    _identity(artifact, case)
+
+
+def _identity(artifact: Artifact, case: Case) -> None:
+    """The GPU's PCI ids, its AMD device lines and the architecture-named library files it was denied."""
+    for where, text in _IDENTITY.machine_lines(artifact, case):
+        quoted = text.strip()
+        if _NOT_GPU.search(text):
+            continue
+        for m in _PCI_ID.finditer(text):
+            device = (m["d"] or m["l"] or m["n"] or m["w"] or m["c"]).lower()
+            revision = m["r"] or m["lr"] or m["wr"]
+            case.add_fact("gpu_pci_id", f"{device}:{revision.lower()}" if revision else device, where, quoted, 40)
+        if m := _AMD_DEVICE.search(text):
+            case.add_fact("gpu_device", m["name"].strip()[:120], where, quoted, 40)
+        if _LOOKED_FOR.search(text):
+            for m in _LIB_FILE.finditer(text):
+                case.add_fact("gfx_arch_file", m["t"] or m["k"] or m["m"], where, quoted, 30)
+
+
+def _votes(artifact: Artifact, case: Case) -> None:
     for where, text in _NEEDLES.machine_lines(artifact, case):
         zluda = _ZLUDA.search(text) is not None
         if zluda:

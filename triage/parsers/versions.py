@@ -9,6 +9,11 @@ Examples::
     /opt/rocm-6.4.1/lib/libamdhip64.so.6                         an installed ROCm tree (and a major by soname)
     ii  rocm-core  6.2.0.60200-66~22.04  amd64                   a package manager's listing
     C:\\Windows\\System32\\amdhip64_7.dll                           a HIP major on Windows, by DLL name
+    rocm-sdk-core==7.0.0rc20250612                               a TheRock wheel: release 7.0.0, built 2025-06-12
+    therock-dist-linux-gfx110X-dgpu-6.5.0rc20250610.tar.gz       a TheRock tarball, the same
+    torch 2.9.0+rocmsdk20251116                                  a wheel that names only its ROCm SDK's build date
+    ROCm version: (7, 1)                                         ComfyUI's banner: torch.version.hip's release
+    Linux gpu-box 6.8.0-40-generic #40-Ubuntu SMP PREEMPT_DYNAMIC  uname -a: the kernel release (kernel_uname)
 
 derive/versions.py compares them; this parser only says what each line states.
 """
@@ -18,7 +23,7 @@ from __future__ import annotations
 import re
 
 from triage.lazy import lazy
-from triage.model import Artifact, Case
+from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, is_sentence
 
 _WHEEL = lazy(r"\+rocm(?P<v>\d+\.\d+(?:\.\d+)?)\b|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
@@ -38,8 +43,25 @@ _INFO_VERSION = lazy(r"\.info/version\b")
 _BARE_VERSION = lazy(r"^\s*(?P<v>\d+\.\d+\.\d+)(?:[-.]\w+)*\s*$")
 _LIBRARY = lazy(r"\bamdhip64_(?P<d>\d+)\.dll\b|\blibamdhip64\.so\.(?P<s>\d+)\b", re.IGNORECASE)
 
+# TheRock's wheels and tarballs (pip freeze's rocm-sdk-core==7.0.0rc20250612, pip list's aligned columns, a wheel's
+# or sdist's file name rocm_sdk_core-7.0.0rc20250825-py3-none-win_amd64.whl, rocm-7.0.0rc20250825.tar.gz): the release,
+# and the build date of a nightly (rc / a / b + YYYYMMDD). The bare name `rocm` counts with == or - only, or with a
+# nightly's date (`rocm 7.10.0a20251030` in pip list), not in a sentence's "ROCm 6.2".
+_THEROCK = lazy(
+    r"(?<![\w.\\-])(?:rocm[-_]sdk(?:[-_](?:core|devel|libraries|device)(?:[-_][\w-]+?)?)?(?:==|-|\s+)"
+    r"|(?<!/)rocm(?:\[[\w,]+\])?(?:==|-)|rocm(?:\s+|-)(?=\d+\.\d+\.\d+(?:rc|a|b)20\d{6})"
+    r"|therock-dist-(?:linux|windows)-\S*?-)"
+    r"(?P<v>\d+\.\d+\.\d+)(?:(?:rc|a|b)(?P<d>20\d{6})|\.dev0\b)?(?!\d|\.\d)", re.IGNORECASE)
+# A local version that names a nightly's date (torch 2.10.0+rocm7.13.0a20260513) or only its SDK's (2.9.0+rocmsdk20251116).
+_WHEEL_DATE = lazy(r"\+rocm\d+\.\d+\.\d+(?:rc|a|b)(?P<d>20\d{6})\b|\+rocmsdk(?P<s>20\d{6})\b")
+# ComfyUI prints torch.version.hip's major and minor as a tuple.
+_COMFY = lazy(r"^\s*ROCm version:\s*\((?P<maj>\d+),\s*(?P<min>\d+)\)")
+# uname -a: "Linux HOST RELEASE #BUILD ..." (envfacts reads "Linux version X" and "Kernel: X" as the fact kernel; this one
+# is kernel_uname, which derive/gpu.py reads beside it).
+_UNAME = lazy(r"^\s*Linux\s+\S+\s+(?P<v>\d\.\d+\.\d+[-\w.+~]*)\s+#\d+")
+
 _NEEDLES = Needles(_WHEEL, _RUNTIME, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
-                   _BARE_VERSION)
+                   _BARE_VERSION, _THEROCK, _WHEEL_DATE, _COMFY, _UNAME)
 
 # What each kind of mention says of the process, for derive/versions.py.
 KINDS = {"wheel": "rocm_version_wheel", "runtime": "hip_version_runtime", "path": "rocm_version_path",
@@ -53,6 +75,29 @@ def _unpacked(version: str) -> str:
     return version
 
 
+def _date(stamp: str) -> str:
+    """``20250612`` -> ``2025-06-12``."""
+    return f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:]}"
+
+
+def _therock(text: str, where: Where, case: Case) -> None:
+    """TheRock's release names and nightly dates; a wheel that names only a date leaves the release to
+    derive/versions.py (tables/rocm-wheels.yaml)."""
+    quoted = text.strip()
+    for m in _THEROCK.finditer(text):
+        case.add_fact(KINDS["wheel"], m["v"], where, quoted, 40)
+        if m["d"]:
+            case.add_fact("rocm_build_date", _date(m["d"]), where, quoted, 40)
+    for m in _WHEEL_DATE.finditer(text):
+        if m["s"]:
+            case.add_fact("rocm_sdk_date", _date(m["s"]), where, quoted, 40)
+        case.add_fact("rocm_build_date", _date(m["d"] or m["s"]), where, quoted, 40)
+    if m := _COMFY.match(text):
+        case.add_fact(KINDS["wheel"], f"{m['maj']}.{m['min']}", where, quoted, 40)
+    if m := _UNAME.match(text):
+        case.add_fact("kernel_uname", m["v"], where, quoted, 45)
+
+
 def parse(artifact: Artifact, case: Case) -> None:
     package_at = -10  # the line of the last "Package: rocm-..." of an `apt show` / `dpkg -s`
     info_at = -10  # the line of the last `cat /opt/rocm/.info/version`
@@ -60,6 +105,7 @@ def parse(artifact: Artifact, case: Case) -> None:
         if case.kind_of(where) is None and is_sentence(text):  # what a user says is no fact of the system
             continue
         quoted = text.strip()
+        _therock(text, where, case)
         for m in _WHEEL.finditer(text):
             case.add_fact(KINDS["wheel"], m["v"] or m["w"] or m["b"] or _unpacked(m["o"]), where, quoted, 40)
         if m := _RUNTIME.search(text):
