@@ -20,7 +20,7 @@ __all__ = ["Tables", "derive", "load_tables"]
 def derive(case: Case, tables: Tables) -> None:
     """Add the derived facts to the case (versions first: the GPU's support depends on them)."""
     vendor.derive(case)
-    versions.derive(case)
+    versions.derive(case, tables)
     gpu.derive(case, tables)
     stack.derive(case)
     runtimes.derive(case)

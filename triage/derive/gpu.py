@@ -1,13 +1,37 @@
 """The GPU: its real architecture beside the one an override names, family, APU or discrete, and
-whether the ROCm release in use supports it.
+whether the ROCm release in use supports it and the kernel it runs on.
 
 With ``HSA_OVERRIDE_GFX_VERSION`` set, the runtime (and rocminfo, and every log built on it)
 reports the overriding architecture: only a product name still tells the real one. An
 override fits when it names a processor of the GPU's own family (tables/gpus.yaml).
+
+``gfx_arch_real`` comes from the best evidence the case holds, in this order:
+
+1. a product name (``Radeon RX 6800``) when an override is set, or when no gfx name is reported
+   (or the reported one is the override's);
+2. the gfx arch the runtime or a tool reports, when it is not the override's;
+3. a product name;
+4. a PCI device id (lspci -nn, Windows' device instance, rocminfo's Chip ID; tables/gpu-ids.yaml),
+   when every id of the case that the table knows names the same processor;
+5. a chip codename on an AMD device line (lspci's ``Navi 21``, rocm-smi's Card series), the same;
+6. library files the runtime looked for and could not read or load (``TensileLibrary_lazy_gfx1031.dat``,
+   MIOpen's ``gfx1030_36.kdb``), the same, and only without an override (the runtime then looks for the
+   override's files).
+
+4 to 6 are indirect: they fill the fact only when 1 to 3 say nothing.
+
+``kernel_supported``: whether AMD's compatibility matrix lists the running kernel (major.minor) for the
+ROCm release (tables/kernel-support.yaml), for the distribution family the kernel's name or the OS name
+shows, else for any family. ``no`` when the kernel is older or newer than every kernel listed, or, for a
+family the matrix lists, not among that family's kernels; ``kernel_fit`` says which (``older``,
+``newer``, ``listed``, ``unlisted``). Nothing for a release the table does not cover, under WSL (no
+amdgpu kernel driver), or for a kernel that only a user's sentence or a requirement names.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Iterable
 
 from triage.derive.tables import Tables, version_tuple
 from triage.lazy import lazy
@@ -26,6 +50,22 @@ def override_arch(value: str) -> str | None:
     return f"gfx{int(m['maj'])}{int(m['min'])}{int(m['step']):x}"
 
 
+# A running kernel's release as uname and dmesg print it: three numbers (5.15.0) or two and a build (6.8-arch1),
+# Linux 2.6 to 7.x; "kernel 3.2 or later" in a requirement and an NVIDIA module's "kernel version 515.48.7" are not.
+_KERNEL = lazy(r"^(?P<maj>[2-7])\.(?P<min>\d{1,2})(?:\.\d+(?:[-+~.]\S*)?|[-+~]\S+)$")
+_FAMILY_OF_KERNEL = (  # the distribution's mark in its kernels' names
+    (lazy(r"uek", re.IGNORECASE), "oracle"), (lazy(r"\.el\d+|\.rhel"), "rhel"),
+    (lazy(r"-(?:generic|lowlatency|oem|aws|gcp|azure|kvm|raspi|nvidia)\b|~\d\d\.\d\d"), "ubuntu"),
+    (lazy(r"\.azl\d|\.cm2"), "azure"), (lazy(r"-default$|^\d+\.\d+\.\d+-150\d{3}"), "sles"),
+    (lazy(r"\+deb\d+|-amd64$|-cloud-amd64$"), "debian"))
+_FAMILY_OF_OS = (  # and in an OS name
+    (lazy(r"(?i)\bubuntu\b|\bkubuntu\b|\bxubuntu\b"), "ubuntu"),
+    (lazy(r"(?i)\boracle\b"), "oracle"),
+    (lazy(r"(?i)\brhel\b|red hat|\brocky\b|\balma|\bcentos\b"), "rhel"),
+    (lazy(r"(?i)\bsles\b|\bsuse linux enterprise\b"), "sles"),
+    (lazy(r"(?i)\bdebian\b"), "debian"), (lazy(r"(?i)\bazure linux\b"), "azure"))
+
+
 def _add(case: Case, name: str, value: str, fact: Fact, score: int = 50) -> None:
     case.add_fact(name, value, fact.where, fact.text, score)
 
@@ -42,7 +82,72 @@ def _build_targets(case: Case, tables: Tables, arch: str) -> None:
     _add(case, "arch_in_build_targets", "yes" if hit else "no", fact, 60)
 
 
+def _unanimous(facts: Iterable[Fact], arch_of: Callable[[Fact], str | None]) -> tuple[str, Fact] | None:
+    """The one processor every mapped fact names (a machine with an iGPU and a card, or a listing of
+    several libraries' files, names two: no answer)."""
+    found = [(arch, fact) for fact in facts if (arch := arch_of(fact))]
+    if not found or len({arch for arch, _ in found}) > 1:
+        return None
+    return max(found, key=lambda item: item[1].score)
+
+
+def _indirect(case: Case, tables: Tables, overriding: str | None) -> tuple[str, Fact] | None:
+    """The arch by PCI id, then by codename, then by the library files the runtime wanted (see the module)."""
+    def pci(fact: Fact) -> str | None:
+        device, _, revision = fact.value.partition(":")
+        return tables.arch_of_pci_id(device, revision or None)
+
+    found = (_unanimous(case.facts.get("gpu_pci_id", []), pci)
+             or _unanimous(case.facts.get("gpu_device", []), lambda f: tables.arch_of_codename(f.value)))
+    if found is None and not overriding:
+        found = _unanimous(case.facts.get("gfx_arch_file", []), lambda f: f.value if tables.arch(f.value) else None)
+    return found
+
+
+def _family(case: Case, kernel: str) -> str | None:
+    for pattern, family in _FAMILY_OF_KERNEL:
+        if pattern.search(kernel):
+            return family
+    for fact in case.facts.get("os_name", []):
+        for pattern, family in _FAMILY_OF_OS:
+            if pattern.search(fact.value):
+                return family
+    return None
+
+
+def _kernel(case: Case, tables: Tables) -> None:
+    """kernel_supported and kernel_fit (see the module)."""
+    rocm = case.fact("rocm_version")
+    if rocm is None or case.value("os") == "windows" or case.value("wsl") == "yes":
+        return
+    kernels = sorted((f for f in case.facts.get("kernel", []) + case.facts.get("kernel_uname", []) if _KERNEL.match(f.value)
+                      and "microsoft" not in f.value.lower()), key=lambda f: -f.score)
+    if not kernels:
+        return
+    fact = kernels[0]
+    m = _KERNEL.match(fact.value)
+    running = (int(m["maj"]), int(m["min"]))
+    families = tables.listed_kernels(version_tuple(rocm.value))
+    if not families:
+        return
+    everywhere = frozenset().union(*families.values())
+    own = families.get(_family(case, fact.value) or "")
+    if running in (own if own is not None else everywhere):
+        fit = "listed"
+    elif running < min(everywhere):
+        fit = "older"
+    elif running > max(everywhere):
+        fit = "newer"
+    elif own is not None:
+        fit = "unlisted"  # between the kernels the matrix lists, none of them this family's
+    else:
+        return  # a distribution the matrix does not list, with a kernel between others': no verdict
+    _add(case, "kernel_fit", fit, fact, 60)
+    _add(case, "kernel_supported", "yes" if fit == "listed" else "no", fact, 60)
+
+
 def derive(case: Case, tables: Tables) -> None:
+    _kernel(case, tables)
     reported = case.fact("gfx_arch")
     if reported and reported.score < MENTIONED:  # a gfx name in passing is not the GPU of this case
         reported = None
@@ -60,6 +165,8 @@ def derive(case: Case, tables: Tables) -> None:
         real = (reported.value, reported)
     elif product:
         real = product
+    else:
+        real = _indirect(case, tables, overriding)
     if overriding and override:
         _add(case, "override_arch", overriding, override, 60)
     if real is None:

@@ -4,11 +4,16 @@ for, installed trees and packages, the HIP library's major in a file name.
 ``rocm_versions`` lists each distinct release (``6.2``; ``6`` where only a major is known) once;
 ``rocm_version`` is the one the process most likely ran (the runtime's own banner first, a
 DLL or soname major last). HIP and ROCm share major.minor since ROCm 5.
+
+A wheel that names only the build date of its ROCm SDK (``torch 2.9.0+rocmsdk20251116``) gives a release
+through tables/rocm-wheels.yaml (the release whose builds had started by that date): ``rocm_version_dated``,
+used for ``rocm_versions`` and ``rocm_version`` only when no line of the case names a release itself, so
+that a date never makes a second release beside a named one. ``rocm_build_date`` (the parser's) keeps the date.
 """
 
 from __future__ import annotations
 
-from triage.derive.tables import version_tuple
+from triage.derive.tables import Tables, version_tuple
 from triage.model import Case, Fact
 
 # Fact names, best evidence of the running release first.
@@ -37,13 +42,25 @@ def distinct(values: list[str]) -> list[str]:
     return out
 
 
-def derive(case: Case) -> None:
+def _dated(case: Case, tables: Tables) -> list[tuple[str, Fact]]:
+    """The release of each date-only wheel (``+rocmsdk20251116`` -> 7.1), as ``rocm_version_dated``."""
+    found: list[tuple[str, Fact]] = []
+    for fact in case.facts.get("rocm_sdk_date", []):
+        if value := tables.release_of_date(fact.value):
+            case.add_fact("rocm_version_dated", value, fact.where, fact.text, fact.score)
+            found.append((value, fact))
+    return found
+
+
+def derive(case: Case, tables: Tables) -> None:
     seen: list[tuple[str, Fact]] = []
     for name in SOURCES:
         for fact in case.facts.get(name, []):
             value = release(fact.value)
             if value and int(value.split(".")[0]) < 20:  # HIP 3.x-7.x; not a build number read as a version
                 seen.append((value, fact))
+    dated = _dated(case, tables)
+    seen = seen or dated
     if not seen:
         return
     for value in distinct([v for v, _ in seen]):
