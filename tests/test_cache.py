@@ -177,3 +177,59 @@ def test_kept_patterns_are_added_and_saved_from_many_threads(tmp_path) -> None:
     kept_regex.save()
     assert len(pickle.loads((tmp_path / "re.pickle").read_bytes())) == len(sources)
     assert sorted(pickle.loads((tmp_path / "regex.pickle").read_bytes())) == sorted(sources)
+
+
+def test_yaml_files_are_kept_parsed_and_read_again_when_changed(tmp_path, monkeypatch) -> None:
+    """A YAML file's parse comes back from the cache while the file is unchanged, is parsed again once it changes,
+    and a broken file raises as PyYAML does and leaves nothing in the cache."""
+    import pytest
+    import yaml
+
+    from triage.resources import load_yaml
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    table = tmp_path / "table.yaml"
+    table.write_text("archs:\n  gfx1100: {family: RDNA3, apu: false}\nempty:\n")
+    first = load_yaml(table)
+    assert first == {"archs": {"gfx1100": {"family": "RDNA3", "apu": False}}, "empty": None}
+    assert len(list((tmp_path / "cache" / "yaml").glob("*.pickle"))) == 1
+    first["archs"].clear()  # a caller's change to what it got is not what the next caller gets
+    assert load_yaml(table) == {"archs": {"gfx1100": {"family": "RDNA3", "apu": False}}, "empty": None}
+    table.write_text("archs:\n  gfx1201: {family: RDNA4, apu: false}\n")
+    assert load_yaml(table) == {"archs": {"gfx1201": {"family": "RDNA4", "apu": False}}}
+    table.write_text("")
+    assert load_yaml(table) is None  # an empty file's None is kept like any other value
+    assert load_yaml(table) is None
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("archs: [gfx1100\n")
+    kept = set((tmp_path / "cache" / "yaml").iterdir())
+    with pytest.raises(yaml.YAMLError):
+        load_yaml(broken)
+    assert set((tmp_path / "cache" / "yaml").iterdir()) == kept
+    with pytest.raises(OSError):
+        load_yaml(tmp_path / "absent.yaml")
+    assert load_yaml(table, keep=False) is None
+
+
+def test_a_warm_triage_imports_no_yaml(tmp_path) -> None:
+    """A warm single triage finds the database, the support tables and the known frames parsed in the cache: it
+    imports no PyYAML (a cold one does, to read the signatures)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    case = str(CORPUS / "seed-000-blit-kernels-device-libs-missing")
+    probe = ("import io, json, sys, contextlib\nfrom triage.cli import main\nsys.argv = ['triage', *sys.argv[1:]]\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main()\n    except SystemExit:\n        pass\n"
+             "print(json.dumps(sorted(m for m in ('yaml', 'jinja2') if m in sys.modules)))")
+    env = {**os.environ, "TRIAGE_CACHE": str(tmp_path)}
+
+    def imported(*args: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              check=True)
+        return json.loads(done.stdout.splitlines()[-1])
+
+    assert "yaml" in imported(case)  # cold: the database is built from the signature files
+    assert imported(case) == ["jinja2"]
+    assert "yaml" not in imported(case, "-f", "json")

@@ -30,13 +30,58 @@ def data_dir(name: str) -> Path:
     )
 
 
-def load_yaml(path: Path) -> Any:
-    """Parse a YAML file safely (raises OSError or yaml.YAMLError). PyYAML is imported here: a run that
-    finds the database in the cache reads no YAML."""
+def load_yaml(path: Path, keep: bool = True) -> Any:
+    """Parse a YAML file safely (raises OSError or yaml.YAMLError).
+
+    With ``keep``, what the file parsed to is kept in the per-user cache under its path, size and
+    modification time, and read back while those stay the same: a warm single triage then reads the
+    support tables and known frames without importing PyYAML (some 12 ms) or parsing them. Files read
+    once into a cache of their own (the signatures, into the database) pass ``keep=False``.
+    """
+    folder = cache_dir("yaml") if keep else None
+    if folder is None:
+        return _parse_yaml(path)
+    before = _stamp(path)
+    file = folder / f"{hashlib.sha256(repr((before, _yaml_build())).encode()).hexdigest()[:32]}.pickle"
+    found = read_cached(file) if before else None
+    if isinstance(found, tuple) and len(found) == 1:
+        return found[0]
+    data = _parse_yaml(path)
+    if before and _stamp(path) == before:  # not kept when the file changed while it was read
+        write_cached(file, (data,))
+    return data
+
+
+def _parse_yaml(path: Path) -> Any:
+    """PyYAML is imported here: a run that finds what it needs in the cache reads no YAML."""
     import yaml
 
     # libyaml's parser when PyYAML was built with it: several times faster on the database.
     return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def _stamp(path: Path) -> tuple[str, int, int] | None:
+    """What tells one version of a file from another: its full path, modification time and size."""
+    try:
+        stat = path.stat()
+        return str(path.resolve()), stat.st_mtime_ns, stat.st_size
+    except OSError:
+        return None
+
+
+@functools.cache
+def _yaml_build() -> str:
+    """Which PyYAML parses (its installed file's stamp, found without importing it): a parse kept by
+    another version is not read back."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("yaml")
+        origin = Path(spec.origin) if spec and spec.origin else None
+        stat = origin.stat() if origin else None
+    except (ImportError, ValueError, OSError):
+        return "none"
+    return f"{origin}:{stat.st_mtime_ns}:{stat.st_size}" if stat else "none"
 
 
 def cache_dir(name: str) -> Path | None:

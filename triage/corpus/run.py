@@ -136,7 +136,7 @@ def label(path: Path) -> dict[str, Any]:
     from triage.resources import load_yaml
 
     try:
-        data = load_yaml(file)
+        data = load_yaml(file, keep=False)  # a label is read once a run: not worth a cache entry a case
     except Exception:  # a broken label is no reason to skip the case
         return {}
     if not isinstance(data, dict):

@@ -260,7 +260,7 @@ def load_signature(path: Path) -> Signature:
     import yaml  # only when the database is not in the cache
 
     try:
-        data = load_yaml(path)
+        data = load_yaml(path, keep=False)  # kept in the cached database instead
     except (OSError, yaml.YAMLError) as err:
         raise SignatureError(f"{path.name}: cannot be read: {err}") from err
     if not isinstance(data, dict):
@@ -322,7 +322,7 @@ def _load(folder: Path) -> Database:
 
     settings_path = folder / "_database.yaml"
     try:
-        settings = load_yaml(settings_path) or {}
+        settings = load_yaml(settings_path, keep=False) or {}
     except (OSError, yaml.YAMLError) as err:
         raise SignatureError(f"{settings_path}: cannot be read: {err}") from err
     problems: list[str] = []

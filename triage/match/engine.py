@@ -17,11 +17,9 @@ right, fitted on the labelled real cases.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import regex
-from jinja2 import FileSystemBytecodeCache, FunctionLoader, Undefined, pass_eval_context
-from jinja2.filters import do_join
-from jinja2.sandbox import SandboxedEnvironment
 
 from triage import deadline
 from triage.errors import internal
@@ -31,23 +29,39 @@ from triage.match.database import Database, Signature
 from triage.model import Case, Diagnosis, Evidence, Workaround
 from triage.resources import cache_dir
 
+if TYPE_CHECKING:
+    from jinja2.sandbox import SandboxedEnvironment
 
 # Candidates with other log conditions past which those of all signatures are read in one pass.
 _MANY_CANDIDATES = 6
-
-
-class _Placeholder(Undefined):
-    """A fact the case does not have shows as ``<name>`` for the user to fill in."""
-
-    def __str__(self) -> str:
-        return f"<{self._undefined_name}>"
 
 
 @functools.cache
 def _environment() -> SandboxedEnvironment:
     """The one sandbox signature texts render in, made on first use. A template's name is its text, so the
     loader needs no table of sources and compiled templates are cached on disk across runs (by a digest
-    of the name); the environment keeps no other state than Jinja's bounded cache of loaded templates."""
+    of the name); the environment keeps no other state than Jinja's bounded cache of loaded templates.
+    Jinja is imported here: a case whose texts hold no placeholder, reported as JSON, needs none."""
+    from jinja2 import (
+        FileSystemBytecodeCache,
+        FunctionLoader,
+        Undefined,
+        pass_eval_context,
+    )
+    from jinja2.filters import do_join
+    from jinja2.sandbox import SandboxedEnvironment
+
+    class _Placeholder(Undefined):
+        """A fact the case does not have shows as ``<name>`` for the user to fill in."""
+
+        def __str__(self) -> str:
+            return f"<{self._undefined_name}>"
+
+    @pass_eval_context
+    def _join(eval_ctx, value, d: str = "", attribute=None):
+        """Jinja's ``join``, keeping the marks of the case's values it joins."""
+        return do_join(eval_ctx, [str(v) if isinstance(v, _FromCase) else v for v in value], d, attribute)
+
     folder = cache_dir("templates")
     env = SandboxedEnvironment(
         undefined=_Placeholder,
@@ -158,13 +172,6 @@ def _tainted(fact: str, value):
 
 def _from_case(context: dict) -> dict:
     return {name: _tainted(name, value) for name, value in context.items()}
-
-
-@pass_eval_context
-def _join(eval_ctx, value, d: str = "", attribute=None):
-    """Jinja's ``join``, keeping the marks of the case's values it joins."""
-    return do_join(eval_ctx, [str(v) if isinstance(v, _FromCase) else v for v in value], d, attribute)
-
 
 
 def _sh(value: str) -> str:

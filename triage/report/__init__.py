@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-
-from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
+from typing import TYPE_CHECKING
 
 from triage.match.database import Database, Signature
 from triage.match.engine import render as fill
@@ -18,6 +17,9 @@ from triage.model import Fact, Frame, to_plain
 from triage.pipeline import Result
 from triage.report.github import clip, code_span, fenced, fit_comment, inline, link, visible
 from triage.resources import cache_dir, data_dir
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 FORMATS = {"html": "report.html.j2", "md": "report.md.j2", "markdown": "report.md.j2", "text": "summary.txt.j2"}
 
@@ -105,6 +107,9 @@ def percent(confidence: float) -> str:
 
 
 def _environment(templates: Path | None) -> Environment:
+    """The report templates' environment; Jinja is imported here, so a JSON report does without it."""
+    from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
+
     folder = templates or data_dir("reports")
     compiled = cache_dir("templates")
     env = Environment(

@@ -28,8 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from triage.lazy import lazy
 from triage.model import Case
 from triage.resources import data_dir, load_yaml
@@ -130,6 +128,14 @@ def _parse_once(path: str, mtime: int, size: int) -> Any:
     return load_yaml(Path(path))
 
 
+def _yaml_error() -> type[Exception]:
+    """PyYAML's error, imported only when a file failed (an except clause names it then): the parsed files come
+    from the per-user cache, and a warm triage imports no PyYAML."""
+    import yaml
+
+    return yaml.YAMLError
+
+
 def load(folder: Path) -> tuple[list[Build], list[str]]:
     """Read every build file; a broken file is a warning, not a failure."""
     builds: list[Build] = []
@@ -151,7 +157,7 @@ def load(folder: Path) -> tuple[list[Build], list[str]]:
                 path=path,
                 crash_sites={_int(k): str(v) for k, v in (data.get("crash_sites") or {}).items()},
             ))
-        except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as err:
+        except (OSError, _yaml_error(), KeyError, TypeError, ValueError, AttributeError) as err:
             problems.append(f"known frames {path.name} skipped: {err}")
     return builds, problems
 
