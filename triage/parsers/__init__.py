@@ -19,6 +19,7 @@ from triage.model import Artifact, Case, Where
 from triage.parsers import (amdgpu, amdlog, appinfo, backtrace, buildtargets, elfcore, elflib, envfacts, exitstatus, fatbin,
                             fault, hang, hiperror, hserr, kernel, ldd, lines, listing, manifest, minidump, offload, sanitizer,
                             strace, timestamps, toolstacks, vendor, versions, werfiles, windows, windriver, wrappers)
+from triage.parsers.hardwrap import Rejoined, rejoin, renumber, spread
 
 # envfacts runs last: it reads which lines the other parsers claimed as machine output; sanitizer marks one of the
 # stacks backtrace read as the crashing one.
@@ -62,21 +63,34 @@ def _parse_one(artifact: Artifact, original: Artifact, case: Case) -> None:
         )
 
 
+def _read(artifact: Artifact) -> tuple[Artifact, Artifact, Rejoined | None, int | None]:
+    """What the parsers read of an artifact (a hard-wrapped paste's records joined, parsers/hardwrap.py; collectors'
+    prefixes cut, parsers/wrappers.py), what the timestamps parser reads, the joining, and the journal line."""
+    rejoined = rejoin(artifact)
+    given = rejoined.packed if rejoined else artifact
+    plain, journal = wrappers.unwrap(given)
+    return plain, given, rejoined, journal
+
+
 def read_past_wrappers(artifacts: list[Artifact]) -> list[Artifact]:
-    """The artifacts as programs printed them, log collectors' line prefixes cut (parsers/wrappers.py):
-    what parsers and signatures read."""
-    return [wrappers.unwrap(a)[0] for a in artifacts]
+    """The artifacts as programs printed them, log collectors' line prefixes cut and a hard-wrapped paste's
+    records joined (each on the line it started on): what parsers and signatures read."""
+    out = []
+    for artifact in artifacts:
+        plain, _, rejoined, _ = _read(artifact)
+        out.append(spread(rejoined, plain) if rejoined else plain)
+    return out
 
 
 def parse(artifacts: list[Artifact], warnings: list[str] | None = None) -> Case:
-    unwrapped = [wrappers.unwrap(a) for a in artifacts]
-    plain = [a for a, _ in unwrapped]
+    read = [_read(a) for a in artifacts]
+    plain = [a for a, _, _, _ in read]
     case = Case(artifacts=plain, warnings=list(warnings or []))
-    for original, (_, journal) in zip(artifacts, unwrapped):
+    for _, given, _, journal in read:
         if journal is not None:  # journald's or syslog's own prefix: the log is a Linux system's
-            case.add_fact("os", "linux", Where(original.name, journal + 1), original.lines[journal].strip(), 10)
+            case.add_fact("os", "linux", Where(given.name, journal + 1), given.lines[journal].strip(), 10)
     with deadline.within() as budget:
-        for number, (artifact, original) in enumerate(zip(plain, artifacts)):
+        for number, (artifact, original) in enumerate(zip(plain, [given for _, given, _, _ in read])):
             if budget.left() <= 0:
                 case.warnings.append(
                     f"{artifact.name} and {len(artifacts) - number - 1} more files: not parsed, the "
@@ -98,4 +112,8 @@ def parse(artifacts: list[Artifact], warnings: list[str] | None = None) -> Case:
                 case.warnings.append(budget.warning("parsing", f"{finish.__module__}.{finish.__name__}"))
             except Exception as err:
                 case.warnings.append(internal(f"{finish.__module__}.{finish.__name__}", err))
+    for index, (artifact, _, rejoined, _) in enumerate(read):
+        if rejoined:  # what the parsers read of a wrapped paste, back on the lines the user sent
+            renumber(case, rejoined)
+            case.artifacts[index] = spread(rejoined, artifact)
     return case

@@ -12,6 +12,10 @@ page's HTML source or an e-mail with ``&lt;`` for ``<`` and ``<br />`` at each l
 chat or mail program that made its spaces no-break ones and its quotes curly: the numbers are cut, the
 entities decoded and the characters made plain the same way.
 
+A paste hard-wrapped at a fixed width by a terminal or a mail editor has its records joined before
+any of this (parsers/hardwrap.py), each on the line it started on, so that line numbers and quotes
+stay the user's.
+
 ``unwrap`` returns the artifact with those prefixes removed (line numbers unchanged: only the
 start of a line is cut (or its entities decoded), lines are never joined or dropped; the lines as given stay with it, and
 evidence is quoted from them, as the user sent it), or the artifact itself when no line carries
