@@ -3,7 +3,7 @@
 Parsers record what each line says (a gfx name, a version, an environment variable); this
 stage weighs and compares them: which GPU vendor the case is about, every ROCm version seen
 and where, the GPU's real architecture beside the one an override names, APU or discrete,
-whether the ROCm release supports the GPU, how many folders the HIP runtime was loaded from, whether the process
+whether the ROCm release supports the GPU and AMD lists the running kernel for it, how many folders the HIP runtime was loaded from, whether the process
 hung in a GPU call. Signatures then test these facts in one
 condition each instead of repeating the reasoning in regexes.
 """
