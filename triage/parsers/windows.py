@@ -7,6 +7,10 @@ Examples::
     Exception Code: 0xC0000005
     0x00007FFEF984A7FE, .../engine/amdhip64_7.dll(0x00007FFEF9010000) + 0x83A7FE, hsa_system_get_major_extension_table() + 0x3AD1DE
     0x00007FFF38517374, KERNEL32.DLL, BaseThreadInitThunk() + 0x14
+    0x00007FFFA52E98D5, C:\\...\\torch_hip.dll(0x00007FFFA3FB0000) + 0x13398D5 byte(s), ?topk@cuda@at@@...Z() + 0xEA byte(s)
+    amdhip64_6.dll (0x00007FFB12340000) + 0x1A2B3 byte(s)                                       (a crash handler, no address)
+    python311.dll       :0x00007FFB6F74D710  PyComplex_AsCComplex                               (Blender's crash log, with
+    0x00007FFB6F6F0000 3.11.7150.1013    python311.dll                                            its Loaded Modules: offsets)
     00 0000005f`2b8fe3a0 00007ffe`f984a7fe amdhip64_7!hipModuleLoad+0x33
     Faulting module name: amdhip64_7.dll, version: 7.1.0.0, time stamp: 0x68f0a1b2
     Name des fehlerhaften Moduls: amdhip64_7.dll, Version: 7.1.0.0, Zeitstempel: 0x68f0a1b2       (and fr, es, ja, zh, ru, ko)
@@ -36,7 +40,7 @@ CRASH_LABELS = {
     "module": ("Faulting module name", "Fault Module Name", "Name des fehlerhaften Moduls", "Fehlerhafter Modulname",
                "Nom du module défaillant", "Nombre del módulo con errores", "障害が発生しているモジュール名",
                "障害が発生しているモジュールの名前", "出错模块名称", "错误模块名称", "錯誤模組名稱", "Имя сбойного модуля",
-               "Имя модуля с ошибкой", "오류 있는 모듈 이름"),
+               "Имя модуля с ошибкой", "오류 있는 모듈 이름", "Exception Module"),
     "code": ("Exception code", "Ausnahmecode", "Code d’exception", "Code d'exception", "Code de l’exception",
              "Código de excepción", "例外コード", "异常代码", "例外狀況代碼", "Код исключения", "예외 코드"),
     "offset": ("Fault offset", "Exception Offset", "Fehleroffset", "Décalage d’erreur", "Décalage de l’erreur",
@@ -56,11 +60,33 @@ _EXCEPTION = _labelled("code", r"(?:0x)?(?P<c>[0-9a-fA-F]{8})\b")
 _FAULTING_MODULE = _labelled("module", r"(?P<m>[^\s,，、:：]+)(?:\s*[,，、]\s*(?:version|Version|versión|версия|版本|バージョン|버전)"
                                        r"[ \t\u00a0]*[:：]?[ \t\u00a0]*(?P<v>\d+(?:\.\d+){1,3}))?")
 _FAULT_OFFSET = _labelled("offset", r"(?:0x)?(?P<o>[0-9a-fA-F]{4,16})\b")
+# (PyTorch's crash handler writes " byte(s)" after each offset: "PATH(BASE) + 0xOFF byte(s), f() + 0xOFF byte(s)".)
 _FRAME = lazy(
     r"^\s*(?P<a>0x[0-9A-Fa-f]{6,16}),\s*(?P<path>[^,()]+?)\s*"
-    r"(?:\((?P<base>0x[0-9A-Fa-f]+)\)\s*\+\s*(?P<off>0x[0-9A-Fa-f]+))?\s*"
-    r"(?:,\s*(?P<sym>[^,]+?)(?:\s*\+\s*(?P<soff>0x[0-9A-Fa-f]+))?)?\s*$"
+    r"(?:\((?P<base>0x[0-9A-Fa-f]+)\)\s*\+\s*(?P<off>0x[0-9A-Fa-f]+)(?:\s*byte\(s\))?)?\s*"
+    r"(?:,\s*(?P<sym>[^,]+?)(?:\s*\+\s*(?P<soff>0x[0-9A-Fa-f]+)(?:\s*byte\(s\))?)?)?\s*$"
 )
+# The same without the address: "amdhip64_6.dll (0x00007FFB12340000) + 0x1A2B3 byte(s)[, hipMemcpy() + 0x12 byte(s)]".
+# The module is a file name that ends in its extension right before the base (tried once, from the line's start).
+_BASED_FRAME = lazy(
+    r"^\s*(?P<a>)(?P<path>[^\s,()][^,()]*?\.(?:dll|exe|pyd|sys|DLL|EXE|PYD|SYS)) ?\((?P<base>0x[0-9A-Fa-f]{6,16})\)\s*\+\s*"
+    r"(?P<off>0x[0-9A-Fa-f]+)\s*byte\(s\)(?:,\s*(?P<sym>[^,]+?)(?:\s*\+\s*(?P<soff>0x[0-9A-Fa-f]+)\s*byte\(s\))?)?\s*$"
+)
+# Blender's crash log: "python311.dll       :0x00007FFB6F74D710  PyComplex_AsCComplex" under "Stack trace:" (the symbol is
+# "Symbols not available" without one), and "0x00007FFB6F6F0000 3.11.7150.1013   python311.dll" under "Loaded Modules :",
+# whose bases turn each frame's address into the module offset.
+_COLON_FRAME = lazy(r"^(?P<m>[\w.-]+\.(?:dll|exe|pyd|sys|DLL|EXE|PYD|SYS))\s*:(?P<a>0x[0-9A-Fa-f]{8,16})\s+(?P<s>\S.*?)\s*$")
+_LOADED_MODULE = lazy(r"^(?P<base>0x[0-9A-Fa-f]{8,16})\s+(?:\d+(?:\.\d+){1,3}\s+)?(?P<m>[\w.-]+\.(?:dll|exe|pyd|sys|DLL|EXE|PYD|SYS))"
+                      r"(?:\s|$)")
+# Its exception record: "ExceptionCode         : EXCEPTION_ACCESS_VIOLATION (0xc0000005)" (older ones name it only), and
+# "Exception Address     : 0x00007FFDA03CC97F" (an offset in the Exception Module, by its base).
+_NAMED_EXCEPTION = lazy(r"^\s*Exception\s*Code\s*:\s*EXCEPTION_(?P<name>[A-Z_]+)(?:\s*\((?:0x)?(?P<c>[0-9a-fA-F]{8})\))?")
+_EXCEPTION_ADDRESS = lazy(r"^\s*Exception\s*Address\s*:\s*(?P<a>0x[0-9A-Fa-f]{6,16})\b")
+_EXCEPTION_NAMES = {"ACCESS_VIOLATION": "0xC0000005", "ILLEGAL_INSTRUCTION": "0xC000001D", "STACK_OVERFLOW": "0xC00000FD",
+                    "INT_DIVIDE_BY_ZERO": "0xC0000094", "PRIV_INSTRUCTION": "0xC0000096", "IN_PAGE_ERROR": "0xC0000006",
+                    "ARRAY_BOUNDS_EXCEEDED": "0xC000008C", "DATATYPE_MISALIGNMENT": "0x80000002",
+                    "BREAKPOINT": "0x80000003"}
+_NO_SYMBOL = "Symbols not available"
 _WINDBG = lazy(
     r"^\s*(?P<i>[0-9a-fA-F]{2})\s+[0-9a-fA-F`]{8,17}\s+[0-9a-fA-F`]{8,17}\s+"
     r"(?P<m>[\w.-]+?)(?:!(?P<s>[^+\s]+))?(?:\+(?P<o>0x[0-9a-fA-F]+))?(?:\s|$)"
@@ -95,7 +121,8 @@ _CODES = {"access violation": "0xC0000005", "stack overflow": "0xC00000FD", "ill
 _ACCESS = {"reading": "read", "writing": "write", "executing": "execute"}
 # A line none of these matches says nothing here.
 _NEEDLES = Needles(_EXCEPTION, _FRAME, _WINDBG, _FAULTING_MODULE, _FAULT_OFFSET, _VISUAL_STUDIO, _SUMMARY, _PYTHON,
-                   _HANDLER_FRAME, _HANDLER_SYMBOL)
+                   _HANDLER_FRAME, _HANDLER_SYMBOL, _BASED_FRAME, _COLON_FRAME, _LOADED_MODULE, _NAMED_EXCEPTION,
+                   _EXCEPTION_ADDRESS)
 
 
 _HIP_DLL = lazy(r"(?i)amdhip64(?:_(?P<major>\d+))?\.dll")
@@ -122,11 +149,15 @@ def _frame(where: Where, text: str) -> Frame | None:
     if m := _HANDLER_FRAME.match(text):
         return Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16), module=module_name(m["m"]),
                      offset=int(m["off"], 16))
-    if m := _FRAME.match(text):
+    if m := _COLON_FRAME.match(text):
+        symbol = None if m["s"] == _NO_SYMBOL else m["s"]
+        return Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16), module=m["m"], symbol=symbol,
+                     symbol_source="nearest-export" if symbol else None)  # named from a PDB or, without one, an export
+    if m := _FRAME.match(text) or _BASED_FRAME.match(text):
         symbol = (m["sym"] or "").strip()
         symbol = None if not symbol or symbol.startswith("...") else symbol.removesuffix("()")
         soff = int(m["soff"], 16) if m["soff"] and symbol else None
-        frame = Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16),
+        frame = Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16) if m["a"] else None,
                       module=module_name(m["path"]), offset=int(m["off"], 16) if m["off"] else None,
                       symbol=symbol, symbol_offset=soff)
     elif (m := _VISUAL_STUDIO.match(text)) and ": (caller:" not in text:
@@ -156,11 +187,21 @@ def parse(artifact: Artifact, case: Case) -> None:
     frames: list[Frame] = []
     last = -10
     lines = artifact.lines
+    bases: dict[str, int] = {}  # module (lower case) -> load address, from a crash log's module list
+    stacks = len(case.stacks)
+    thrown: tuple[int, Where, str] | None = None  # an exception record's address, for its module's offset
     for index in _NEEDLES.lines(artifact):
         number, text = index + 1, lines[index]
         if not readable(text):
             continue
         where = Where(artifact.name, number)
+        if m := _LOADED_MODULE.match(text):
+            bases.setdefault(m["m"].lower(), int(m["base"], 16))
+            continue
+        if m := _EXCEPTION_ADDRESS.match(text):
+            thrown = (int(m["a"], 16), where, text.strip())
+            case.claim(where, "exception", "fault")
+            continue
         _record(text, where, case)
         frame = _frame(where, text)
         if frame is None:
@@ -180,6 +221,24 @@ def parse(artifact: Artifact, case: Case) -> None:
         last = number
     if frames:
         case.stacks.append(Stack(frames=frames, where=frames[0].where, form="windows"))
+    if bases:
+        _offsets(case, case.stacks[stacks:], bases, thrown)
+
+
+def _offsets(case: Case, stacks: list[Stack], bases: dict[str, int], thrown: tuple[int, Where, str] | None) -> None:
+    """Module offsets of frames that give an address and a module a module list gives the base of, and of an
+    exception record's address in its module (the offset a known-frames store and a fault offset are in)."""
+    def offset(module: str | None, address: int | None) -> int | None:
+        base = bases.get((module or "").lower())
+        return address - base if base is not None and address is not None and 0 <= address - base < 1 << 32 else None
+
+    for stack in stacks:
+        for frame in stack.frames:
+            if frame.offset is None:
+                frame.offset = offset(frame.module, frame.address)
+    module = case.fact("faulting_module")
+    if thrown and module and (at := offset(module_name(module.value), thrown[0])) is not None:
+        case.add_fact("fault_offset", f"0x{at:x}", thrown[1], thrown[2], 70)
 
 
 def _record(text: str, where: Where, case: Case) -> None:
@@ -190,6 +249,12 @@ def _record(text: str, where: Where, case: Case) -> None:
         case.add_fact("exception_code", f"0x{m['c'].upper()}", where, quoted, 90 if at_start else 60)
         case.claim(where, "exception", "fault")
         case.add_fact("os", "windows", where, quoted, 20)
+    if m := _NAMED_EXCEPTION.match(text):
+        code = f"0x{m['c'].upper()}" if m["c"] else _EXCEPTION_NAMES.get(m["name"])
+        if code:
+            case.add_fact("exception_code", code, where, quoted, 90)
+            case.claim(where, "exception", "fault")
+            case.add_fact("os", "windows", where, quoted, 20)
     if m := _FAULTING_MODULE.search(text):
         case.add_fact("faulting_module", m["m"], where, quoted, 80)
         case.claim(where, "exception", "fault")
