@@ -35,12 +35,12 @@ at the first line's number, its evidence quoting both lines.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 
 # Widths people and programs wrap at lie well inside these (mail 72-78, terminals 80-200).
@@ -61,25 +61,29 @@ WORD_NEAR = 10
 # ... and in a word-wrapped paste most lines that near the width are broken ones; a log of one record per line
 # near the width has its next records there.
 WORD_SHARE = 0.6
+# A paste shows its wrap in its first lines; past them only the joining reads (a long log costs no more to look at).
+DETECT_LINES = 2000
+# Lines joined at most (about 50 microseconds a break): past them a paste's lines are read as they are.
+JOIN_LINES = 100_000
 # A broken line is at most a long word short of the width; a shorter one is taken as whole.
 WORD_SLACK = 30
 # The start of a record of its own: never the rest of the line before.
-_RECORD = lazy(
+_RECORD = re.compile(
     r"^(?::\d:|\s*#\d+\s|\s*\[\s*\d+\.\d+\]|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d "
     r"|Traceback \(most recent call last\)|\s*File \"|\s*0x[0-9A-Fa-f]{6,16},\s|Thread \d+ |Stack trace of thread"
     r"|==\d+==|\s*frame #\d+:|\s*\* thread #|\[pid:|[A-Z]\w*(?:Error|Exception|Warning):\s|\s*at 0x[0-9A-Fa-f]+:"
     r"|\s*by 0x[0-9A-Fa-f]+:|\s*\d+ 0x[0-9a-f]{8,16} in |\S+\[\d+\]: |\s*0x[0-9a-fA-F]{8,16} in "
     r"|\[[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4}\]|time=\d{4}-|\d+\.\d\d\.\d{3}\.\d{3} [IWED] "
     r"|(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\b[\s:]|[\w.-]+@[\w.-]+:\S*[$#] )")
-_RULE = lazy(r"^\s*(\S)\1{7,}\s*$")  # a rule of ===== or -----
+_RULE = re.compile(r"^\s*(\S)\1{7,}\s*$")  # a rule of ===== or -----
 # A row of a drawn box or table (Rich's tracebacks, amd-smi): as wide as the terminal by design, and whole.
 _BOX_END = frozenset("|│┃║╮╯┐┘╗╝┤┫╣+")
 _BOX_START = frozenset("│┃║╰╭└┌╚╔├┣╠")
-_FIRST_WORD = lazy(r"\S+")
-_LEAD = lazy(r"\s*(\W*[\w.-]*)")  # a line's leading word, with what comes before it: "amdgpu", "[drm", "clang-9"
+_FIRST_WORD = re.compile(r"\S+")
+_LEAD = re.compile(r"\s*(\W*[\w.-]*)")  # a line's leading word, with what comes before it: "amdgpu", "[drm", "clang-9"
 # The form of a line's start: the leading word as "w" between what comes before and after it ("w = ", "[w]", "w: ").
-_FORM = lazy(r"\s*(\W{0,3}?)([\w.-]*)([^\w.-]{0,3})")
-_SPACES = lazy(r"\s+")
+_FORM = re.compile(r"\s*(\W{0,3}?)([\w.-]*)([^\w.-]{0,3})")
+_SPACES = re.compile(r"\s+")
 _PLAIN_FORMS = frozenset({"w", "w "})  # a word: how sentences and the rest of a broken one start alike
 
 
@@ -130,8 +134,8 @@ def _start_forms(starts: list[str]) -> frozenset[str]:
 def _goes_on(wrap: Wrap, first: str, line: str, nxt: str) -> bool:
     """Whether ``nxt`` may be the rest of ``line``, of the record that started with ``first``: not blank, not the
     start of a record (one of the usual forms, or one that starts as this record did or as records of this paste
-    do), not after a rule or a box's row."""
-    if not nxt.strip() or _RECORD.match(nxt) or _RULE.match(line):
+    do), not a rule, not after a rule or a box's row."""
+    if not nxt.strip() or _RECORD.match(nxt) or _RULE.match(line) or _RULE.match(nxt):
         return False
     if line.rstrip()[-1:] in _BOX_END or nxt.lstrip()[:1] in _BOX_START:
         return False
@@ -177,15 +181,17 @@ def detect(lines: list[str]) -> Wrap | None:
     """The wrap of a paste's lines, or None when they are not hard-wrapped (see the module's docstring)."""
     if len(lines) < 2:
         return None
-    return _terminal(lines) or _word_wrap(lines)
+    head = lines[:DETECT_LINES]
+    width = max(map(len, lines))
+    spaced = max((len(line) for line in lines if " " in line.strip()), default=0)
+    return _terminal(head, width) or _word_wrap(head, spaced)
 
 
-def _terminal(lines: list[str]) -> Wrap | None:
+def _terminal(lines: list[str], width: int) -> Wrap | None:
     """A wrap at exactly the longest line's width, if the lines show one. A word wrap whose breaks fell at the width
     (a log of one format wraps its records at the same place) looks the same; joining its lines without the space
     it dropped leaves a word longer, where joining a terminal's with one would cut a word in two."""
-    width = max(map(len, lines))
-    if not MIN_WIDTH <= width <= MAX_WIDTH:
+    if not MIN_WIDTH <= width <= MAX_WIDTH or sum(1 for line in lines if len(line) == width) < 2:
         return None
     wrap = Wrap(width, True, _starts(_sure_starts(lines, width, True)))
     # (a table's row padded with spaces to its width, the next row indented, says nothing)
@@ -200,12 +206,12 @@ def _terminal(lines: list[str]) -> Wrap | None:
     return wrap if len(full) > FOLD_RATIO * short else None
 
 
-def _word_wrap(lines: list[str]) -> Wrap | None:
-    """A wrap at the spaces, if the lines show one (see the module's docstring)."""
+def _word_wrap(lines: list[str], spaced: int) -> Wrap | None:
+    """A wrap at the spaces, if the lines show one (see the module's docstring); ``spaced`` is the longest line that
+    holds a space (a word wrap leaves a longer word whole, alone on its line)."""
     last = len(lines) - 1
-    spaced = max((len(line) for line in lines if " " in line.strip()), default=0)
     width = next((w for w in WORD_WIDTHS if w >= spaced), 0)
-    if not width:
+    if not width or sum(1 for line in lines if len(line) >= width - WORD_NEAR) < 2:
         return None
     starts = _sure_starts(lines, width, False)
     wrap = Wrap(width, False, _starts(starts))
@@ -217,7 +223,9 @@ def _word_wrap(lines: list[str]) -> Wrap | None:
     forms = _start_forms(starts)
     breaks = {lines[i] for i in near if i < last and _word_break(wrap, lines[i], lines[i], lines[i + 1])
               and _form(lines[i + 1]) not in forms}
-    if len(breaks) >= MIN_BREAKS and len(breaks) >= WORD_SHARE * len(near):
+    # (a line followed by an indented or a blank one, or the last, ends where it ends in any paste: it says nothing)
+    going = [i for i in near if i < last and lines[i + 1][:1].strip()]
+    if len(breaks) >= MIN_BREAKS and len(breaks) >= WORD_SHARE * len(going):
         return wrap
     return None
 
@@ -232,9 +240,10 @@ def records(lines: list[str], wrap: Wrap) -> list[tuple[int, int]]:
     """Each record as (index of its first line, how many lines it spans), in order."""
     out: list[tuple[int, int]] = []
     index = 0
+    joined = min(len(lines), JOIN_LINES)
     while index < len(lines):
         start = index
-        while index + 1 < len(lines) and _breaks(wrap, lines[start], lines[index], lines[index + 1]):
+        while index + 1 < joined and _breaks(wrap, lines[start], lines[index], lines[index + 1]):
             index += 1
         out.append((start, index - start + 1))
         index += 1
