@@ -67,6 +67,15 @@ def test_a_cards_pcie_switch_is_not_its_gpu() -> None:
     assert "gfx_arch_real" not in facts(LSPCI_SWITCH)
 
 
+def test_rocminfos_cpu_agents_are_not_the_gpu() -> None:
+    """rocminfo names the CPU agents with the same Marketing Name field; an APU's CPU name even says Radeon."""
+    cpu = "  Marketing Name:          AMD Ryzen 7 7840HS w/ Radeon 780M Graphics\n"
+    gpu = "  Marketing Name:          AMD Radeon 780M\n"
+    assert "gpu_device" not in facts("  Marketing Name:          AMD Ryzen 9 7950X 16-Core Processor\n")
+    assert "gpu_device" not in facts(cpu)
+    assert facts(cpu + gpu)["gpu_device"] == "AMD Radeon 780M"
+
+
 @pytest.mark.parametrize(("name", "arch"), [
     ("Navi 21 [Radeon RX 6800/6800 XT / 6900 XT]", "gfx1030"),
     ("Navi21", "gfx1030"),
