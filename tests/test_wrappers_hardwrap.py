@@ -223,6 +223,11 @@ NOT_WRAPPED = {
                          "warmup_iters = 100 # not super necessary potentially",
                          "eval_interval = 250 # keep frequent because we'll overfit on this tiny set",
                          "eval_iters = 200"]),
+    # rocminfo | grep Name under WSL: three fields whose values end at one column.
+    "rocminfo-grep": "\n".join(["$ rocminfo | grep Name",
+                                 "  Name:                    AMD Ryzen 5 5500",
+                                 "  Marketing Name:          AMD Ryzen 5 5500",
+                                 "  Vendor Name:             CPU"]),
     "rulers": "\n".join(["=" * 80, "rocminfo", "=" * 80, "ROCk module is loaded", "=" * 80, "HSA Agents", "=" * 80]),
 }
 

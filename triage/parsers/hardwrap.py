@@ -147,10 +147,14 @@ def _kin(first: str, nxt: str) -> bool:
     """Whether ``nxt`` starts as ``first`` does in form: ``[Mon Sep 25 ...]``, ``0.00.042.171 I``, ``(w``: the next
     record of the same program, not the rest of this one (a plain word or ``word:`` starts both alike)."""
     form = _form(first)
-    if form[:1] != "w" and form == _form(nxt):
-        return True
+    if form == _form(nxt) and (form[:1] != "w" or _indent(first) == _indent(nxt) > 0):
+        return True  # an indented ``key: value`` after one of the same indent is the next field (rocminfo, lscpu)
     lead = _lead(first)
     return len(lead) >= 4 and any(c.isdigit() for c in lead) and _shape(lead) == _shape(_lead(nxt))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def _shape(word: str) -> str:
