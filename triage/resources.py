@@ -94,6 +94,8 @@ def cache_dir(name: str) -> Path | None:
         return None
     base = Path(setting) if setting else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hip-triage"
     folder = base / name
+    if folder.is_dir():  # one stat: a run asks for its cache folders a few hundred times
+        return folder
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

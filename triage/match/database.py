@@ -52,10 +52,9 @@ class Condition:
     _memo: Patterns | None = field(default=None, repr=False, compare=False)  # set by load()
 
     def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_compiled", "_memo")}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _compiled={}, _memo=None)
+        # Pickled with nothing compiled and no memo, and no __setstate__: unpickling the cached database's 1,500
+        # conditions then calls no Python code per condition (a third of its load time).
+        return {**{k: v for k, v in self.__dict__.items() if k not in ("_compiled", "_memo")}, "_compiled": {}, "_memo": None}
 
     def walk(self) -> list[Condition]:
         """This condition and every part nested in it."""

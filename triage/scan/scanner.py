@@ -246,7 +246,11 @@ class LineScanner:
         return self._compiled_hyperscan(build=self._read >= COMPILE_AFTER) is not None and self._hs is not None
 
     def _key(self) -> str:
-        return hashlib.sha256(repr((self.patterns, self.flags, self.module, self.exact, build_key())).encode()).hexdigest()[:32]
+        """The digest naming what this scanner keeps in the cache (made once: the patterns do not change)."""
+        if self._digest is None:
+            self._digest = hashlib.sha256(
+                repr((self.patterns, self.flags, self.module, self.exact, build_key())).encode()).hexdigest()[:32]
+        return self._digest
 
     def _cached(self, kind: str, make: Callable[[], Any], accept: type) -> Any:
         """``make()``, or what it made before for these patterns, from the per-user cache."""
@@ -321,6 +325,7 @@ class LineScanner:
     def _build(self) -> None:
         """The state that does not pickle, made empty: everything is built on first use."""
         self._compile: Callable[[str], Any] | None = None
+        self._digest: str | None = None
         self._hs = None
         self._hs_missed = False  # the cache had no database when last looked for: do not look on every scan
         self._read = 0  # characters scanned the Python way while Hyperscan was not worth building
