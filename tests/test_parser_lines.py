@@ -94,6 +94,10 @@ def test_the_kernels_lines_are_machine_output_whatever_their_words() -> None:
     assert is_prose("I think the kernel is the problem because the card resets when I start the game and then hangs")
     assert is_prose("My kernel: 6.8 with the card that resets when I start the game and then it hangs again")
     assert not is_prose(f"2024-10-07T12:00:01.123456+02:00 myhost kernel: amdgpu: {sentence}")
+    # Mesa's drivers word the lost context as sentences too, under their own prefix (radeonsi "amdgpu: ", radv's).
+    lost = "The CS has been cancelled because the context is lost. This context is guilty of a hard recovery."
+    assert not is_prose(f"radv/amdgpu: {lost}")
+    assert is_prose(f"I think the {lost}")
 
 
 def test_julias_framed_log_messages_are_a_programs() -> None:

@@ -55,9 +55,10 @@ _MACHINE_MARK = lazy(
     r"|\bsegfault at \S+ ip \S+|\berror \d+ in \S+\.so"  # a kernel fault line, addresses elided or not
     # Julia's logging frames each message: "┌ Warning: ...", "│ ...", "└ @ AMDGPU ~/.julia/.../AMDGPU.jl:123"
     r"|^\s*[\u250c\u2502\u2514] "
-    # the kernel's own lines, whatever their words: dmesg's clock, journald's "kernel:", the driver's prefix
+    # the kernel's own lines, whatever their words: dmesg's clock, journald's "kernel:", the driver's prefix (and the
+    # prefix Mesa's drivers put before theirs: radeonsi's "amdgpu: ", radv's "radv/amdgpu: ")
     r"|^\s*\[\s*\d+\.\d+\]\s|^(?:\w{3}\s+\d{1,2}\s+[\d:]{8}|\d{4}-\d\d-\d\dT[\d:.]\S*+)\s+\S+\s+kernel:\s"
-    r"|^\s*amdgpu:\s|\bamdgpu [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d:\s|^\s*\[drm(?::\w+)?\]"
+    r"|^\s*(?:\w+/)?amdgpu:\s|\bamdgpu [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d:\s|^\s*\[drm(?::\w+)?\]"
     r"|\bwhat\(\):|is not a recognized processor for this target"
     r"|\b(?:NOT_FOUND|INTERNAL|INVALID_ARGUMENT|FAILED_PRECONDITION|UNIMPLEMENTED|RESOURCE_EXHAUSTED|UNAVAILABLE"
     r"|UNKNOWN|ABORTED|OUT_OF_RANGE|PERMISSION_DENIED|DEADLINE_EXCEEDED):\s"  # absl / XLA / TensorFlow status codes
