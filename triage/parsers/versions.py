@@ -5,7 +5,9 @@ Examples::
     torch 2.3.0+rocm6.0                                          a wheel built for ROCm 6.0
     /usr/lib/ollama/runners/rocm_v60102/ollama_llama_server      ollama's runner built for ROCm 6.1.2
     ROCM used to build PyTorch: 6.2.41133-dd7f95766              the same, from torch's collect_env
-    HIP runtime version: 6.2.41133                               the runtime the process loaded
+    HIP runtime version: 6.2.41133                               collect_env: the HIP the wheel was built with (6.2)
+    >>> torch.version.hip  /  '6.2.41133-dd7f95766'              the wheel's ROCm release (6.2), on the next line
+    HIP version: 6.2.41133-dd7f95766                             hipconfig: the runtime installed
     /opt/rocm-6.4.1/lib/libamdhip64.so.6                         an installed ROCm tree (and a major by soname)
     ii  rocm-core  6.2.0.60200-66~22.04  amd64                   a package manager's listing
     C:\\Windows\\System32\\amdhip64_7.dll                           a HIP major on Windows, by DLL name
@@ -30,6 +32,17 @@ _WHEEL = lazy(r"\+rocm(?P<v>\d+\.\d+(?:\.\d+)?)\b|/whl/(?:nightly/|test/)?rocm(?
                     r"|ROCM used to build PyTorch:\s*(?P<b>\d+\.\d+(?:\.\d+)?)"
                     r"|\brocm_v(?P<o>\d+(?:\.\d+)?)\b")  # ollama's runner built for a ROCm release (rocm_v6, rocm_v60102)
 _RUNTIME = lazy(r"\bHIP (?:runtime )?version\s*[:=]\s*(?P<v>\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
+# PyTorch's collect_env prints "HIP runtime version:" from torch._C._show_config()'s "HIP Runtime" line: the HIP the
+# wheel was built with and carries, not one the process loaded (its "ROCM used to build PyTorch:" is torch.version.hip).
+_COLLECT_HIP = lazy(r"^\s*HIP runtime version:\s*(?P<v>\d+\.\d+)\.\d+\s*$")
+# torch.version.hip (`6.2.41133-dd7f95766`, `'7.1.25424'`, `'6.1.2'` in a REPL) on the line that asks for it, or on the
+# line after (a REPL's `>>> torch.version.hip`, `python -c "import torch; print(torch.version.hip)"`). A HIP build
+# number (a five-digit patch) may come a few lines later when the command printed other values first.
+_TORCH_HIP = lazy(r"\btorch\.version\.hip\b(?:\s*\)?\s*(?:[:=,]|->)\s*['\"]?(?P<v>\d+\.\d+)(?:\.\d+)?(?:-[0-9a-f]+)?['\"]?(?!\S))?")
+_HIP_VALUE = lazy(r"^\s*['\"]?(?P<v>\d+\.\d+)(?P<p>\.\d+)?(?:-[0-9a-f]{6,})?['\"]?\s*$")
+# A command that prints other values too (torch.__version__, is_available()) leaves only a HIP build number certain.
+_PRINTS_MORE = lazy(r"__version__|torch\.cuda\.|print\(.*print\(|torch\.version\.hip\s*,|,\s*torch\.version\.hip")
+_HIP_BUILD = lazy(r"^\s*['\"]?(?P<v>\d+\.\d+)\.\d{5}(?:-[0-9a-f]{6,})?['\"]?\s*$")
 _PATH = lazy(r"(?<![\w.-])/opt/rocm-(?P<v>\d+\.\d+(?:\.\d+)?)(?=[/\s\"'`),:;]|$)"
                    r"|\\AMD\\ROCm\\(?P<w>\d+\.\d+)\\", re.IGNORECASE)  # and the HIP SDK's C:\Program Files\AMD\ROCm\6.1\
 _PACKAGE = lazy(
@@ -60,7 +73,7 @@ _COMFY = lazy(r"^\s*ROCm version:\s*\((?P<maj>\d+),\s*(?P<min>\d+)\)")
 # is kernel_uname, which derive/gpu.py reads beside it).
 _UNAME = lazy(r"^\s*Linux\s+\S+\s+(?P<v>\d\.\d+\.\d+[-\w.+~]*)\s+#\d+")
 
-_NEEDLES = Needles(_WHEEL, _RUNTIME, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
+_NEEDLES = Needles(_WHEEL, _RUNTIME, _TORCH_HIP, _HIP_VALUE, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
                    _BARE_VERSION, _THEROCK, _WHEEL_DATE, _COMFY, _UNAME)
 
 # What each kind of mention says of the process, for derive/versions.py.
@@ -101,6 +114,8 @@ def _therock(text: str, where: Where, case: Case) -> None:
 def parse(artifact: Artifact, case: Case) -> None:
     package_at = -10  # the line of the last "Package: rocm-..." of an `apt show` / `dpkg -s`
     info_at = -10  # the line of the last `cat /opt/rocm/.info/version`
+    asked_at = -10  # the line of the last mention of torch.version.hip with no value on it
+    alone = False  # whether that line asks for torch.version.hip only (its value is then the next line)
     for index, where, text in _NEEDLES.readable_lines(artifact):
         if case.kind_of(where) is None and is_sentence(text):  # what a user says is no fact of the system
             continue
@@ -108,8 +123,18 @@ def parse(artifact: Artifact, case: Case) -> None:
         _therock(text, where, case)
         for m in _WHEEL.finditer(text):
             case.add_fact(KINDS["wheel"], m["v"] or m["w"] or m["b"] or _unpacked(m["o"]), where, quoted, 40)
-        if m := _RUNTIME.search(text):
+        if m := _COLLECT_HIP.match(text):
+            case.add_fact(KINDS["wheel"], m["v"], where, quoted, 40)
+        elif m := _RUNTIME.search(text):
             case.add_fact(KINDS["runtime"], m["v"], where, quoted, 40)
+        if m := _TORCH_HIP.search(text):
+            if m["v"]:
+                case.add_fact(KINDS["wheel"], m["v"], where, quoted, 40)
+            else:
+                asked_at, alone = index, not _PRINTS_MORE.search(text)
+        elif 0 < index - asked_at <= 4 and (m := (_HIP_VALUE if alone and index == asked_at + 1 else _HIP_BUILD).match(text)):
+            case.add_fact(KINDS["wheel"], m["v"], where, quoted, 40)
+            asked_at = -10
         for m in _PATH.finditer(text):
             case.add_fact(KINDS["path"], m["v"] or m["w"], where, quoted, 30)
         if m := _PACKAGE.search(text):
