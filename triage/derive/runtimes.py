@@ -1,4 +1,5 @@
-"""Where the process loaded the HIP runtime from: one ``hip_runtime_dir`` fact per distinct folder.
+"""Where the process loaded the HIP runtime from: one ``hip_runtime_dir`` fact per distinct folder, and
+``hip_runtime_dirs``, how many there are (``2`` for two copies; a single value, so a report's fact list shows it).
 
 Two folders mean two copies of ``libamdhip64`` / ``amdhip64_N.dll`` met in one process (a wheel's
 bundled runtime beside /opt/rocm's, an application's DLL beside the driver's in System32), the
@@ -51,11 +52,15 @@ def derive(case: Case) -> None:
     for fact in case.facts.get("ldd_gpu_library", []):
         if m := _LDD_PATH.search(fact.text):
             found.append((m["p"], fact.where, fact.text))
-    for fact in case.facts.get("hip_library_path", []):
-        found.append((fact.value, fact.where, fact.text))
-    seen: set[str] = set()
+    for name in ("hip_library_loaded", "hip_library_path"):
+        for fact in case.facts.get(name, []):
+            found.append((fact.value, fact.where, fact.text))
+    kept: dict[str, tuple[str, Where, str]] = {}
     for path, where, text in found:
         folder = _folder(path)
-        if folder is not None and folder[1] not in seen:
-            seen.add(folder[1])
+        if folder is not None and folder[1] not in kept:
+            kept[folder[1]] = (folder[0], where, text)
             case.add_fact("hip_runtime_dir", folder[0], where, text, 50)
+    if kept:  # quoted at the line that adds the last folder: the one that makes a second copy
+        _, where, text = list(kept.values())[-1]
+        case.add_fact("hip_runtime_dirs", str(len(kept)), where, text, 50)
