@@ -1,7 +1,7 @@
 """What a damaged input may raise, and how an unforeseen error is reported.
 
 Parsers of binary formats (minidumps, core files, ELF libraries) raise or catch only the errors
-that malformed data causes (``DATA_ERRORS``) and report them as a damaged file. Any other
+that malformed data causes (``data_errors()``) and report them as a damaged file. Any other
 exception is a bug: the stage that catches it says "internal error" in the report's warnings,
 which the fuzz tool (tools/fuzz.py) and the tests count as a failure.
 """
@@ -16,7 +16,16 @@ class BadInput(ValueError):
     """The input is damaged or of an unexpected shape (the message says how)."""
 
 
-def _library_errors() -> tuple[type[BaseException], ...]:
+# Errors a damaged file makes the standard library raise.
+_STANDARD_ERRORS: tuple[type[BaseException], ...] = (BadInput, struct.error, ValueError, IndexError, KeyError, EOFError,
+                                                     OverflowError, UnicodeError, zlib.error)
+
+
+def data_errors() -> tuple[type[BaseException], ...]:
+    """Errors a damaged file makes the standard library and the parsing libraries (pyelftools) raise.
+
+    A function, not a constant: an ``except`` clause evaluates it only when something was raised, so a
+    triage of text never imports pyelftools (and the debugger module it pulls in) for this."""
     found: list[type[BaseException]] = []
     try:
         from elftools.common.exceptions import ELFError, ELFParseError
@@ -30,12 +39,8 @@ def _library_errors() -> tuple[type[BaseException], ...]:
         found.append(ConstructError)
     except ImportError:
         pass
-    return tuple(found)
+    return (*_STANDARD_ERRORS, *found)
 
-
-# Errors a damaged file makes the standard library and the parsing libraries raise.
-DATA_ERRORS: tuple[type[BaseException], ...] = (BadInput, struct.error, ValueError, IndexError, KeyError, EOFError,
-                                                OverflowError, UnicodeError, zlib.error, *_library_errors())
 
 INTERNAL = "internal error"
 

@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass
 
 from triage.elf import elf_type, mapped_build_id
-from triage.errors import DATA_ERRORS, BadInput
+from triage.errors import BadInput, data_errors
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.codes import FAULT_SIGNALS, signal_name
 
@@ -151,7 +151,7 @@ def parse(artifact: Artifact, case: Case) -> None:
     problems: list[str] = []
     try:
         _read(artifact, case, data, where, problems)
-    except DATA_ERRORS as err:  # damaged in a way not caught below; any other error is a bug (errors.py)
+    except data_errors() as err:  # damaged in a way not caught below; any other error is a bug (errors.py)
         problems.append(f"{type(err).__name__}: {err}")
     for problem in dict.fromkeys(problems):
         case.warnings.append(f"{name}: corrupt core file ({problem})")
@@ -162,7 +162,7 @@ def _read(artifact: Artifact, case: Case, data: bytes, where: Where, problems: l
 
     try:
         elf = ELFFile(io.BytesIO(data))
-    except DATA_ERRORS as err:
+    except data_errors() as err:
         problems.append(f"ELF header: {type(err).__name__}: {err}")
         return
     segments: list[Segment] = []
@@ -172,7 +172,7 @@ def _read(artifact: Artifact, case: Case, data: bytes, where: Where, problems: l
         for index in range(min(count, 65536)):
             try:
                 seg = elf.get_segment(index)
-            except DATA_ERRORS as err:
+            except data_errors() as err:
                 problems.append(f"program header {index}: {type(err).__name__}: {err}")
                 break
             if seg["p_type"] == "PT_LOAD":
@@ -187,9 +187,9 @@ def _read(artifact: Artifact, case: Case, data: bytes, where: Where, problems: l
                         notes.append(note)
                         if len(notes) > 100_000:
                             break
-                except DATA_ERRORS as err:
+                except data_errors() as err:
                     problems.append(f"notes: {type(err).__name__}: {err}")
-    except DATA_ERRORS as err:
+    except data_errors() as err:
         problems.append(f"program headers: {type(err).__name__}: {err}")
     memory = Memory(data, segments)
 
@@ -211,7 +211,7 @@ def _read(artifact: Artifact, case: Case, data: bytes, where: Where, problems: l
                     if entry["vm_end"] > entry["vm_start"]:
                         mappings.append(Mapping(entry["vm_start"], entry["vm_end"], entry["page_offset"] * page,
                                                 path.decode("utf-8", "replace")))
-            except DATA_ERRORS as err:
+            except data_errors() as err:
                 problems.append(f"NT_FILE: {type(err).__name__}: {err}")
     if not notes:
         problems.append("no notes found")

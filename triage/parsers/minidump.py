@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import bisect
 import io
-import logging
 import re
 import struct
 from dataclasses import dataclass
 
-from triage.errors import DATA_ERRORS, BadInput
+from triage.errors import BadInput, data_errors
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.codes import FAULT_SIGNALS, signal_name
 
@@ -93,7 +92,7 @@ def parse(artifact: Artifact, case: Case) -> None:
     where = Where(artifact.name, 0)
     try:
         _read(artifact.name, data, case, where)
-    except DATA_ERRORS as err:  # a damaged dump is a warning; any other error is a bug (errors.py)
+    except data_errors() as err:  # a damaged dump is a warning; any other error is a bug (errors.py)
         case.claim(where, "minidump")
         reason = str(err) if isinstance(err, CorruptDump) else f"{type(err).__name__}: {err}"
         case.warnings.append(f"{artifact.name}: corrupt minidump ({reason}); nothing was read from it")
@@ -127,6 +126,8 @@ def _directory(data: bytes) -> tuple[bytes, int]:
 
 
 def _parse_package(data: bytes):
+    import logging  # here, with the package: a triage without a minidump does not load it
+
     from minidump.minidumpfile import MinidumpFile
 
     directory, at = _directory(data)
