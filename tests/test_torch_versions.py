@@ -80,3 +80,48 @@ def test_torch_version_hip_is_the_wheels_release(text: str, release: str) -> Non
 ])
 def test_no_release_without_the_value(text: str) -> None:
     assert "rocm_version_wheel" not in facts(text)
+
+
+def test_pip_list_of_the_torch_family() -> None:
+    """flash-attention#1652 (design case flash-attention-1652-sharedobjectinit-torch-rocm-mismatch): pip list."""
+    got = facts("flash_attn               2.7.4.post1\ntorch                    2.4.1+rocm6.0\n"
+                "torchaudio               2.4.1+rocm6.0\ntorchvision              0.19.1+rocm6.0\n")
+    assert (got["torch_version"], got["torchvision_version"], got["torchaudio_version"]) == \
+        ("2.4.1+rocm6.0", "0.19.1+rocm6.0", "2.4.1+rocm6.0")
+
+
+def test_collect_env_pip_rows_with_nightly_dates() -> None:
+    """pytorch#164346 (design case pytorch-164346-gfx1151-rocm70-nightly-invalid-device-function): collect_env."""
+    got = facts("[pip3] pytorch-triton-rocm==3.5.0+gitbbb06c03\n[pip3] torch==2.10.0.dev20250929+rocm7.0\n"
+                "[pip3] torchaudio==2.8.0.dev20250930+rocm7.0\n[pip3] torchsde==0.2.6\n"
+                "[pip3] torchvision==0.25.0.dev20250930+rocm7.0\n")
+    assert (got["torch_version"], got["torchvision_version"], got["torchaudio_version"]) == \
+        ("2.10.0.dev20250929+rocm7.0", "0.25.0.dev20250930+rocm7.0", "2.8.0.dev20250930+rocm7.0")
+
+
+@pytest.mark.parametrize("text, name, version", [
+    # vLLM's collect_env above: a torchvision built from source carries a git tag, not a ROCm one
+    (VLLM_COLLECT_ENV + "[pip3] torchvision==0.16.1+fdea156\n", "torchvision_version", "0.16.1+fdea156"),
+    # collect_env's header line (a vLLM report on MI100)
+    ("PyTorch version: 2.5.0.dev20240613+rocm6.1\nIs debug build: False\n", "torch_version", "2.5.0.dev20240613+rocm6.1"),
+    # collect_env's conda rows: name, version, build, channel
+    ("[conda] pytorch                   2.0.1           py3.10_cuda11.8_cudnn8.7.0_0    pytorch\n", "torch_version", "2.0.1"),
+    # pip's last line after an install from the ROCm index
+    ("Successfully installed filelock-3.13.1 torch-2.4.0+rocm6.1 torchvision-0.19.0+rocm6.1 triton-3.0.0\n",
+     "torchvision_version", "0.19.0+rocm6.1"),
+    # pip show torch
+    ("Name: torch\nVersion: 2.3.1+rocm5.7\nSummary: Tensors and Dynamic neural networks in Python with strong GPU "
+     "acceleration\n", "torch_version", "2.3.1+rocm5.7"),
+])
+def test_torch_family_versions(text: str, name: str, version: str) -> None:
+    assert facts(text)[name] == version
+
+
+@pytest.mark.parametrize("text", [
+    "torch 2.0 is what I use here\n",  # a sentence, and no full version
+    "pip install torch==2.3.0+rocm5.7 --index-url https://download.pytorch.org/whl/rocm5.7\n",  # asked for, not had
+    "[pip3] torchsde==0.2.6\n",  # another package of the torch name
+    "Name: rocm-core\nVersion: 6.2.0.60200-66~22.04\n",
+])
+def test_no_torch_version(text: str) -> None:
+    assert not {"torch_version", "torchvision_version", "torchaudio_version"} & facts(text).keys()

@@ -16,6 +16,7 @@ Examples::
     torch 2.9.0+rocmsdk20251116                                  a wheel that names only its ROCm SDK's build date
     ROCm version: (7, 1)                                         ComfyUI's banner: torch.version.hip's release
     Linux gpu-box 6.8.0-40-generic #40-Ubuntu SMP PREEMPT_DYNAMIC  uname -a: the kernel release (kernel_uname)
+    [pip3] torchvision==0.25.0.dev20250930+rocm7.0                torch_version, torchvision_version, torchaudio_version
 
 derive/versions.py compares them; this parser only says what each line states.
 """
@@ -73,7 +74,20 @@ _COMFY = lazy(r"^\s*ROCm version:\s*\((?P<maj>\d+),\s*(?P<min>\d+)\)")
 # is kernel_uname, which derive/gpu.py reads beside it).
 _UNAME = lazy(r"^\s*Linux\s+\S+\s+(?P<v>\d\.\d+\.\d+[-\w.+~]*)\s+#\d+")
 
-_NEEDLES = Needles(_WHEEL, _RUNTIME, _TORCH_HIP, _HIP_VALUE, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
+# The torch family's versions, with a local tag when there is one (+rocm6.1, +git..., .dev2025...): pip freeze's
+# torch==2.4.1+rocm6.1, pip list's aligned columns, collect_env's "[pip3] torch==..." and "[conda] pytorch 2.0.1 ...",
+# its "PyTorch version: ...", pip's "Successfully installed ... torch-2.4.0+rocm6.1" and `pip show`'s Name/Version.
+_TORCH_VERSION = r"(?P<{}>\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc)\d+)?(?:\.(?:dev|post)\d+)?(?:\+[\w.]+)?)"
+_TORCH_LISTED = lazy(r"^\s*(?:\[(?:pip3?|conda)\]\s+)?(?P<n>torch|torchvision|torchaudio|pytorch)"
+                     r"(?:==|\s+(?=\d+\.\d+\.\d))" + _TORCH_VERSION.format("v") + r"(?=\s|$)"
+                     r"|^\s*(?P<p>PyTorch) version:\s*" + _TORCH_VERSION.format("w") + r"\s*$")
+_TORCH_INSTALLED = lazy(r"(?<=\s)(?P<n>torch|torchvision|torchaudio)-" + _TORCH_VERSION.format("v") + r"(?=\s|$)")
+_PIP_SHOW_VERSION = lazy(r"^Version:\s*" + _TORCH_VERSION.format("v") + r"\s*$")
+_PIP_SHOW = lazy(r"^Name:\s*(?P<n>torch|torchvision|torchaudio)\s*$")
+_TORCH_NAMES = {"torch": "torch_version", "pytorch": "torch_version", "torchvision": "torchvision_version",
+                "torchaudio": "torchaudio_version"}
+
+_NEEDLES = Needles(_TORCH_LISTED, r"Successfully installed", _PIP_SHOW, _WHEEL, _RUNTIME, _TORCH_HIP, _HIP_VALUE, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
                    _BARE_VERSION, _THEROCK, _WHEEL_DATE, _COMFY, _UNAME)
 
 # What each kind of mention says of the process, for derive/versions.py.
@@ -111,7 +125,17 @@ def _therock(text: str, where: Where, case: Case) -> None:
         case.add_fact("kernel_uname", m["v"], where, quoted, 45)
 
 
+def _torch(text: str, where: Where, case: Case) -> None:
+    """The torch family's versions a listing, collect_env or pip's install line states."""
+    if m := _TORCH_LISTED.match(text):
+        case.add_fact(_TORCH_NAMES[(m["n"] or m["p"]).lower()], m["v"] or m["w"], where, text.strip(), 40)
+    elif text.lstrip().startswith("Successfully installed"):
+        for m in _TORCH_INSTALLED.finditer(text):
+            case.add_fact(_TORCH_NAMES[m["n"]], m["v"], where, text.strip(), 30)
+
+
 def parse(artifact: Artifact, case: Case) -> None:
+    shown = ("", -10)  # the package and line of the last `pip show torch...` "Name:" line
     package_at = -10  # the line of the last "Package: rocm-..." of an `apt show` / `dpkg -s`
     info_at = -10  # the line of the last `cat /opt/rocm/.info/version`
     asked_at = -10  # the line of the last mention of torch.version.hip with no value on it
@@ -121,6 +145,12 @@ def parse(artifact: Artifact, case: Case) -> None:
             continue
         quoted = text.strip()
         _therock(text, where, case)
+        _torch(text, where, case)
+        if m := _PIP_SHOW.match(text):
+            shown = (m["n"], index)
+        elif index - shown[1] <= 2 and (m := _PIP_SHOW_VERSION.match(text)):
+            case.add_fact(_TORCH_NAMES[shown[0]], m["v"], where, quoted, 40)
+            shown = ("", -10)
         for m in _WHEEL.finditer(text):
             case.add_fact(KINDS["wheel"], m["v"] or m["w"] or m["b"] or _unpacked(m["o"]), where, quoted, 40)
         if m := _COLLECT_HIP.match(text):
