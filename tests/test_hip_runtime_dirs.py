@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from triage.match import load
 from triage.model import Artifact
 from triage.pipeline import analyze
-from triage.match import load
 from triage.resources import data_dir
 
 FOLDER = data_dir("signatures")
@@ -40,13 +40,13 @@ LD_DEBUG_TWO = (
     # a file deleted since it was mapped (an upgrade under a running process) is still loaded
     ("ollama  1777 ollama  DEL    REG  8,2      1048602 /opt/rocm/lib/libamdhip64.so.6.1.60102\n", ["/opt/rocm/lib"]),
     # dlopen by path, LD_DEBUG=files
-    ("     40213:\tfile=/opt/rocm/lib/libamdhip64.so.6 [0];  dynamically loaded by "
-     "/usr/lib/x86_64-linux-gnu/libc.so.6 [0]\n", ["/opt/rocm/lib"]),
+    (("     40213:\tfile=/opt/rocm/lib/libamdhip64.so.6 [0];  dynamically loaded by "
+     "/usr/lib/x86_64-linux-gnu/libc.so.6 [0]\n"), ["/opt/rocm/lib"]),
     # the loader's search is no load
     ("     40213:\t  trying file=/opt/rocm/lib/libamdhip64.so.6\n", []),
     # lsof's other rows (a device file, another library) name no runtime
-    ("python3 40213 u    mem    REG  259,2  2216304 1313 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
-     "python3 40213 u    9u     CHR  226,128     0t0  666 /dev/dri/renderD128\n", []),
+    (("python3 40213 u    mem    REG  259,2  2216304 1313 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+     "python3 40213 u    9u     CHR  226,128     0t0  666 /dev/dri/renderD128\n"), []),
 ])
 def test_loaded_runtime_folders(text: str, folders: list[str]) -> None:
     case = case_of(text)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from triage.match import load
 from triage.model import Artifact
 from triage.pipeline import analyze
-from triage.match import load
 from triage.resources import data_dir
 
 FOLDER = data_dir("signatures")
@@ -51,8 +51,8 @@ def test_hipconfig_still_names_the_installed_runtime() -> None:
 
 @pytest.mark.parametrize("text, release", [
     # a REPL session in a README about ROCm Python packages on MI300X
-    (">>> import torch\n>>> torch.cuda.is_available()\nTrue\n>>> torch.version.hip\n'7.1.25424'\n"
-     ">>> torch.cuda.get_device_name()\n'AMD Instinct MI300X VF'\n", "7.1"),
+    ((">>> import torch\n>>> torch.cuda.is_available()\nTrue\n>>> torch.version.hip\n'7.1.25424'\n"
+     ">>> torch.cuda.get_device_name()\n'AMD Instinct MI300X VF'\n"), "7.1"),
     # a README about llama-cpp and torch on ROCm: the HIP build number with its git hash
     (">>> torch.version.hip or 'n/a'\n'5.7.31921-d1770ee1b'\n", "5.7"),
     # a container's check: a plain release
@@ -60,8 +60,8 @@ def test_hipconfig_still_names_the_installed_runtime() -> None:
     # the one-liner, whose print is the next line
     ('$ python3 -c "import torch; print(torch.version.hip)"\n6.2.41133-dd7f95766\n', "6.2"),
     # a one-liner that prints torch's version and is_available() first: only the HIP build number is read
-    ('$ python -c "import torch; print(torch.__version__); print(torch.cuda.is_available()); print(torch.version.hip)"\n'
-     "2.3.0\nTrue\n6.0.32830-d62f6a171\n", "6.0"),
+    (('$ python -c "import torch; print(torch.__version__); print(torch.cuda.is_available()); print(torch.version.hip)"\n'
+     "2.3.0\nTrue\n6.0.32830-d62f6a171\n"), "6.0"),
     ("torch.version.hip: 6.2.41133-dd7f95766\n", "6.2"),
 ])
 def test_torch_version_hip_is_the_wheels_release(text: str, release: str) -> None:
@@ -110,8 +110,8 @@ def test_collect_env_pip_rows_with_nightly_dates() -> None:
     ("Successfully installed filelock-3.13.1 torch-2.4.0+rocm6.1 torchvision-0.19.0+rocm6.1 triton-3.0.0\n",
      "torchvision_version", "0.19.0+rocm6.1"),
     # pip show torch
-    ("Name: torch\nVersion: 2.3.1+rocm5.7\nSummary: Tensors and Dynamic neural networks in Python with strong GPU "
-     "acceleration\n", "torch_version", "2.3.1+rocm5.7"),
+    (("Name: torch\nVersion: 2.3.1+rocm5.7\nSummary: Tensors and Dynamic neural networks in Python with strong GPU "
+     "acceleration\n"), "torch_version", "2.3.1+rocm5.7"),
 ])
 def test_torch_family_versions(text: str, name: str, version: str) -> None:
     assert facts(text)[name] == version
