@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from triage.inspect.bundle import FatBinary
-from triage.inspect.component import ComponentCheck
-from triage.inspect.gpu import GpuAnswer
-from triage.inspect.targets import GENERIC, parse_target
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # types only: a report's component lines need none of these modules loaded
+    from triage.inspect.bundle import FatBinary
+    from triage.inspect.component import ComponentCheck
+    from triage.inspect.gpu import GpuAnswer
 
 _SHOWN = 12  # names listed before "and N more"
 
@@ -64,6 +66,8 @@ def gpu_line(gpu: GpuAnswer) -> str:
 
 def serving(gpu: str) -> list[str]:
     """The targets whose code objects would serve ``gpu``: its own, then its generic one."""
+    from triage.inspect.targets import GENERIC, parse_target
+
     target = parse_target(gpu)
     if target is None:
         return [gpu]
