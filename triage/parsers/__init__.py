@@ -11,20 +11,38 @@ analysis runs. The report says what was not parsed.
 
 from __future__ import annotations
 
+import importlib
 import time
 
 from triage import deadline
 from triage.errors import BadInput, internal
 from triage.model import Artifact, Case, Where
-from triage.parsers import (amdgpu, amdlog, appinfo, backtrace, buildtargets, elfcore, elflib, envfacts, exitstatus, fatbin,
-                            fault, hang, hiperror, hserr, kernel, ldd, lines, listing, manifest, minidump, offload, sanitizer,
+from triage.parsers import (amdgpu, amdlog, appinfo, backtrace, buildtargets, elflib, envfacts, exitstatus, fatbin,
+                            fault, hang, hiperror, hserr, kernel, ldd, lines, listing, manifest, offload, sanitizer,
                             strace, timestamps, toolstacks, vendor, versions, werfiles, windows, windriver, wrappers)
 from triage.parsers.hardwrap import Rejoined, rejoin, renumber, spread
+
+
+class _BinaryOnly:
+    """A parser of binary files only (it returns at once on an artifact without bytes), imported the first time an
+    artifact has some: a triage of text does not load it."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = f"{__name__}.{name}"
+
+    def parse(self, artifact: Artifact, case: Case) -> None:
+        if artifact.data:
+            importlib.import_module(self.__name__).parse(artifact, case)
+
+
+# not bound to the modules' own names: ``from triage.parsers import minidump`` still gives the module
+_MINIDUMP = _BinaryOnly("minidump")
+_ELFCORE = _BinaryOnly("elfcore")
 
 # envfacts runs last: it reads which lines the other parsers claimed as machine output; sanitizer marks one of the
 # stacks backtrace read as the crashing one.
 LINE_PARSERS = (amdlog, backtrace, toolstacks, sanitizer, kernel, amdgpu, windows, werfiles, hserr, hang, exitstatus, hiperror, strace, offload, listing, ldd,
-                minidump, elfcore, elflib, fatbin, manifest, appinfo, timestamps, versions, vendor, buildtargets, windriver,
+                _MINIDUMP, _ELFCORE, elflib, fatbin, manifest, appinfo, timestamps, versions, vendor, buildtargets, windriver,
                 envfacts)
 # fatbin.finish reads the GPU and the runtime kind that envfacts.finish settles.
 FINISHERS = (amdlog.finish, envfacts.finish, fatbin.finish, fault.merge, windriver.finish)
