@@ -15,22 +15,24 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from triage.lazy import lazy  # compiled on first use, from the code kept between runs
+
 _LIBRARIES = (
-    ("HIP", re.compile(r"^(?:lib)?amdhip64(?:_(?P<w>\d+))?\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
-    ("COMGR", re.compile(r"^(?:lib)?amd_comgr(?:_(?P<w>\d+))?\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
-    ("HSA runtime", re.compile(r"^libhsa-runtime64\.so(?P<v>(?:\.[\w]+)*)$")),
-    ("LLVM", re.compile(r"^libLLVM(?:-(?P<w>[\w.]+))?\.so(?P<v>(?:\.[\w]+)*)$")),
-    ("rocBLAS", re.compile(r"^(?:lib)?rocblas\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
-    ("hipBLASLt", re.compile(r"^(?:lib)?hipblaslt\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
-    ("hipBLAS", re.compile(r"^(?:lib)?hipblas\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
-    ("MIOpen", re.compile(r"^(?:lib)?MIOpen\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
+    ("HIP", lazy(r"^(?:lib)?amdhip64(?:_(?P<w>\d+))?\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
+    ("COMGR", lazy(r"^(?:lib)?amd_comgr(?:_(?P<w>\d+))?\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
+    ("HSA runtime", lazy(r"^libhsa-runtime64\.so(?P<v>(?:\.[\w]+)*)$")),
+    ("LLVM", lazy(r"^libLLVM(?:-(?P<w>[\w.]+))?\.so(?P<v>(?:\.[\w]+)*)$")),
+    ("rocBLAS", lazy(r"^(?:lib)?rocblas\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
+    ("hipBLASLt", lazy(r"^(?:lib)?hipblaslt\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
+    ("hipBLAS", lazy(r"^(?:lib)?hipblas\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
+    ("MIOpen", lazy(r"^(?:lib)?MIOpen\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),
 )
 _RUNTIMES = {"HIP", "COMGR", "HSA runtime"}
 _BITCODE_NEEDED = ("ockl.bc", "ocml.bc")
 _MATH_FOLDERS = {"rocBLAS": "rocblas/", "hipBLASLt": "hipblaslt/"}
-_VERSION_KEY = re.compile(r"(hip|comgr|hsa|llvm|rocm)", re.I)
-_VERSION_VALUE = re.compile(r"^\d+(?:\.\w+)+$|^\d+$")
-_FILE_KEYS = re.compile(r"^(?:files|contents|paths|entries|manifest)$", re.I)
+_VERSION_KEY = lazy(r"(hip|comgr|hsa|llvm|rocm)", re.I)
+_VERSION_VALUE = lazy(r"^\d+(?:\.\w+)+$|^\d+$")
+_FILE_KEYS = lazy(r"^(?:files|contents|paths|entries|manifest)$", re.I)
 
 
 @dataclass
