@@ -573,7 +573,9 @@ def test_uploads_are_bounded_before_and_while_they_are_read(desk: Desk) -> None:
         assert response.status == 413
     finally:
         connection.close()
-    assert desk.request("POST", "/api/v1/cases", b"x", {"Content-Length": "-1"})[0] in (400, 413)
+    # No body after the bad length: a server closing with bytes unread resets the connection, and the reset can
+    # overtake its answer (seen once in CI as ConnectionResetError).
+    assert desk.request("POST", "/api/v1/cases", b"", {"Content-Length": "-1"})[0] in (400, 413)
     assert desk.store.search(Filters())[1] == 0
 
 
