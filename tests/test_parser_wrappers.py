@@ -1,5 +1,5 @@
 """Log collectors' line prefixes (journald, docker compose, kubectl, CI clocks, Python logging, a
-quoted reply), a viewer's or grep's line numbers and a page's HTML entities are read past: a real case wrapped in any of them gets the class, signature and
+quoted reply, Ray/vLLM worker tags, srun and mpirun labels, pm2), a viewer's or grep's line numbers and a page's HTML entities are read past: a real case wrapped in any of them gets the class, signature and
 evidence lines it gets bare. Kernel lines, tables and prompts keep their text."""
 
 from __future__ import annotations
@@ -37,6 +37,12 @@ WRAPPERS = {
     "cat-n": lambda i: f"{i + 1:6d}\t",
     "grep-n": lambda i: f"{i + 1}:",
     "editor-numbers": lambda i: f"{i + 1:4d}  ",
+    "ray-worker": lambda i: "(RayWorkerWrapper pid=23810, ip=10.0.0.5) ",
+    "ray-pid": lambda i: "(pid=23810) ",
+    "vllm-worker": lambda i: "(VllmWorker rank=0 pid=4711) ",
+    "srun-label": lambda i: f"{i % 2}: ",
+    "mpirun-tag": lambda i: "[1,0]<stderr>:",
+    "pm2": lambda i: "0|ollama   | ",
 }
 
 
@@ -131,6 +137,11 @@ def test_a_case_copied_from_html_source_reads_as_bare(name: str, tmp_path: Path)
     bare, html = triage([str(REAL / name)]), triage([str(out)])
     assert (html.top.klass, html.top.id) == (bare.top.klass, bare.top.id)
     assert [e.line for e in html.top.evidence] == [e.line for e in bare.top.evidence]
+
+
+def test_labels_that_do_not_repeat_are_not_taken_for_srun_tasks() -> None:
+    listing = "4: gfx1100 (Radeon RX 7900 XTX)\n0: gfx1030 (Radeon RX 6800)\n2: gfx90c (Radeon Graphics)\n"
+    assert unwrap(_artifact(listing))[0].lines == listing.splitlines()
 
 
 def test_numbers_that_do_not_count_the_lines_are_kept() -> None:

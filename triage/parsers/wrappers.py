@@ -2,7 +2,8 @@
 
 Users rarely paste a program's output bare: journald adds ``Mar 03 12:00:01 host ollama[4242]: ``,
 ``docker compose logs`` adds ``ollama-1  | ``, ``kubectl logs --prefix`` adds ``[pod/x/y] ``, CI
-and container runtimes add an ISO timestamp, Python's logging adds ``... - name - ERROR - ``, and
+and container runtimes add an ISO timestamp, Ray and vLLM tag a worker's lines ``(RayWorkerWrapper pid=4711) ``,
+``srun --label`` ``0: ``, ``mpirun --tag-output`` ``[1,0]<stderr>:``, pm2 ``0|ollama  | ``, Python's logging adds ``... - name - ERROR - ``, and
 a quoted reply adds ``> ``. The records under them (a HIP runtime log line, a gdb frame, a Windows
 stack line, an ``ls -l`` row) are the same, and parsers and signatures that read a record from
 its first character must see them as the program printed them.
@@ -46,14 +47,23 @@ _SIMPLE = (
     re.compile(r"-? ?[\w.]{1,64} - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "),  # Python logging's usual format, after its clock
     re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:"),  # Python logging's default (basicConfig) format
     re.compile(r"(?:> )+"),  # a quoted reply (not Python's >>> prompt: it has no space after the first >)
+    # Ray's and vLLM's worker tags: "(RayWorkerWrapper pid=4711, ip=10.0.0.5) ", "(VllmWorker rank=0 pid=4711) ".
+    re.compile(r"\((?:[A-Za-z_][\w.-]{0,63} )?(?:[a-z_]{1,16}=[\w.:-]{1,64},? )*pid=\d{1,10}"
+               r"(?:,? [a-z_]{1,16}=[\w.:-]{1,64}){0,4}\) "),
+    re.compile(r"\[\d{1,6},\d{1,6}\]<(?:stdout|stderr|stddiag)>: ?"),  # mpirun --tag-output
+    re.compile(r"\d{1,4}\|[\w.-]{1,64} *\| "),  # pm2 logs: "0|ollama   | "
 )
 # docker compose: "service-1  | ": taken only for a service name on several lines of the file.
 _COMPOSE = lazy(r"(?P<service>[\w.-]{1,64}?)(?:[-_]\d{1,3})? *\| ")
 _COMPOSE_MIN_LINES = 2
 # Any line that may start with a prefix: most logs have none, and one search of the text says so.
 _ANY = lazy(r"^(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| "
+            r"|\([^()\n]{0,120}pid=\d|\[\d{1,6},\d{1,6}\]<|\d{1,4}\|[\w.-]|\d{1,5}: "
             r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:)",
                   re.MULTILINE)
+# srun --label: the task's number before each line ("0: "). Cut only where most lines carry one and the numbers
+# repeat (a numbered list or grep -n counts up instead).
+_TASK = lazy(r"(?P<task>\d{1,5}): ")
 _ROUNDS = 3  # a quoted journal line carries two prefixes, a quoted timestamped journal line three
 # Line numbers a viewer or a tool put before each line: `cat -n` ("     7\t"), `grep -n` ("7:", and "7-" for grep's
 # context lines), editors and paste sites ("  7  ", "7 | "). Cut only where most lines carry one and they increase.
@@ -118,6 +128,16 @@ def _numbers(lines: list[str]) -> list[int]:
     return [m.end() if m else 0 for m in found]
 
 
+def _tasks(lines: list[str]) -> list[int]:
+    """How many leading characters of each line are srun's task label, where most lines carry one and they repeat."""
+    found = [_TASK.match(line) for line in lines]
+    tasks = [m["task"] for m in found if m]
+    filled = sum(1 for line in lines if line.strip())
+    if len(tasks) < max(_NUMBERED_MIN_LINES, _NUMBERED_SHARE * filled) or len(set(tasks)) * 2 > len(tasks):
+        return []
+    return [m.end() if m else 0 for m in found]
+
+
 def _unescaped(lines: list[str]) -> list[str] | None:
     """The lines with HTML entities decoded and a trailing <br /> dropped, where the text came from HTML."""
     entities = sum(len(_ENTITY.findall(line)) for line in lines[:2000] if "&" in line)
@@ -137,8 +157,9 @@ def unwrap(artifact: Artifact) -> tuple[Artifact, int | None]:
         lines = unescaped
     if unescaped or _TYPOGRAPHY.search(artifact.text):  # decoded entities may be such characters (&nbsp;)
         lines = [line.translate(_PLAIN) for line in lines]
-    if cut := _numbers(lines):
-        lines = [line[n:] for line, n in zip(lines, cut)]
+    for cutter in (_numbers, _tasks):
+        if cut := cutter(lines):
+            lines = [line[n:] for line, n in zip(lines, cut)]
     journal = None
     if _ANY.search(artifact.text if lines is artifact.lines else "\n".join(lines)) is not None:
         services = _services(lines)
