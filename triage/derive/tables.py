@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from triage.lazy import lazy
@@ -43,6 +43,7 @@ class Tables:
     codenames: tuple[tuple[re.Pattern[str], str], ...]  # (pattern of a name's start, arch), longest name first
     kernels: tuple[tuple[tuple[int, ...], dict[str, frozenset[tuple[int, ...]]]], ...]  # (release, family -> kernels), newest first
     sdk_dates: tuple[tuple[str, str], ...]  # (first build date YYYY-MM-DD, release), oldest first
+    features: dict[str, frozenset[str]] = field(default_factory=dict)  # arch -> xnack, mfma, wmma (gpu-features.yaml)
 
     def arch(self, name: str | None) -> Arch | None:
         return self.archs.get(name or "")
@@ -131,7 +132,7 @@ def _read(folder: Path, name: str) -> dict:
 @functools.cache
 def load_tables(folder: Path | None = None) -> Tables:
     """Read the tables of a signature folder (``tables/gpus.yaml``, ``rocm-support.yaml``, ``gpu-ids.yaml``,
-    ``kernel-support.yaml``, ``rocm-wheels.yaml``); a folder without them (a user's own signatures) uses the
+    ``kernel-support.yaml``, ``rocm-wheels.yaml``, ``gpu-features.yaml``); a folder without them (a user's own signatures) uses the
     shipped ones, table by table."""
     shipped = data_dir("signatures") / "tables"
     base = (folder or data_dir("signatures")) / "tables"
@@ -164,6 +165,7 @@ def load_tables(folder: Path | None = None) -> Tables:
         codenames=_codenames(ids, archs, base),
         kernels=_kernels(kernels, base),
         sdk_dates=_dates(wheels, base),
+        features=_features(read("gpu-features.yaml"), archs, base),
     )
 
 
@@ -210,3 +212,19 @@ def _dates(data: dict, base: Path) -> tuple[tuple[str, str], ...]:
             raise TableError(f"{base / 'rocm-wheels.yaml'}: {row!r} needs from: YYYY-MM-DD and release: X.Y")
         rows.append((since, release))
     return tuple(sorted(rows))
+
+
+FEATURES = frozenset({"xnack", "mfma", "wmma"})
+
+
+def _features(data: dict, archs: dict, base: Path) -> dict[str, frozenset[str]]:
+    """arch -> the hardware features gpu-features.yaml lists for it (an arch gpus.yaml lacks, or a feature this
+    version does not know, is a broken table)."""
+    out = {}
+    for arch, listed in (data.get("features") or {}).items():
+        named = frozenset(map(str, listed or ()))
+        if str(arch) not in archs or not named <= FEATURES:
+            raise TableError(f"{base / 'gpu-features.yaml'}: entry {arch!r} names an unknown processor or feature "
+                             f"(features: {', '.join(sorted(FEATURES))})")
+        out[str(arch)] = named
+    return out
