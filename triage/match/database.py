@@ -18,6 +18,7 @@ import regex
 from triage import __version__
 from triage.match.confidence import Weights, read_weights
 from triage.resources import KeptDict, cache_dir, load_yaml, read_cached, source_key, write_cached
+from triage.scan.literals import literals_for
 from triage.scan.scanner import LineScanner, build_key
 
 CONDITION_KINDS = ("log", "frame", "fault", "fact", "compare", "binary", "listing", "all_of", "any_of", "not")
@@ -205,11 +206,18 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
         sig.log_support = bool(support)
         sig.anchor_patterns = frozenset(c.scan[1] for c in sig.anchors if c.kind == "log")
     places = [(number, at) for number, group in enumerate(groups[1:], 1) for at in range(len(group))]
-    return Prefilters(
+    prefilters = Prefilters(
         groups=tuple(LineScanner([c.sources["log"] for c in group], _FLAGS, engine) for group in groups),
         together=LineScanner([c.sources["log"] for group in groups[1:] for c in group], _FLAGS, engine),
         places=places,
     )
+    # Every pattern's literals (the scanners' Python way) now, from the shipped table: they are kept in the cached
+    # database, so a warm run reads them with it instead of one cache file for each of the scanners it asks.
+    literals = [[literals_for(c.sources["log"], _FLAGS) for c in group] for group in groups]
+    for scanner, sets in zip(prefilters.groups, literals):
+        scanner.keep_literals(sets)
+    prefilters.together.keep_literals([found for sets in literals[1:] for found in sets])  # the same sets, pickled once
+    return prefilters
 
 
 def _compile(pattern: str, where: str) -> regex.Pattern:

@@ -264,6 +264,14 @@ class LineScanner:
             write_cached(file, made)
         return made
 
+    def keep_literals(self, sets: Sequence[set[Literal] | None]) -> None:
+        """Take each pattern's literals from the owner, which works them out once for all its scanners and keeps
+        them in a cache entry of its own (the signature database's): a run then reads one file, not one a
+        scanner. ``sets[i]`` must be ``literals_for(patterns[i], flags)``."""
+        if len(sets) != len(self.patterns):
+            raise ValueError(f"{len(sets)} literal sets for {len(self.patterns)} patterns")
+        self._literal_sets = list(sets)
+
     def _literals(self) -> list[set[Literal] | None]:
         """Each pattern's literals (the Python way's keys), computed when first needed."""
         if self._literal_sets is None:
