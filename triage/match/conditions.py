@@ -6,9 +6,10 @@ like a sentence (a user retelling an error in prose, or saying it is gone) count
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import accumulate, repeat
 
 import regex
 
@@ -58,17 +59,37 @@ class Lines:
         self._candidates: list[dict[int, list[tuple[Artifact, int]]] | None] = [None] * len(prefilters.groups)
         self._separate = 0  # signatures' own groups read one by one so far
         self._together: bool | None = None  # whether the rest are read in one pass (see _together_pays)
+        self._joined: list[tuple[list[str], str, list[int], list[Artifact]]] | None = None  # see _texts
+
+    def _texts(self) -> list[tuple[list[str], str, list[int], list[Artifact]]]:
+        """What the scanners read, made once: the artifacts' lines as one text (a scan's cost is much per text:
+        the Python way's search for each literal, a call into Hyperscan), each with the first line of each of its
+        artifacts; past ``TOGETHER_MAX_CHARS`` each artifact apart, so that a large input is not copied."""
+        if self._joined is None:
+            readable = [artifact for artifact in self.case.artifacts if artifact.lines]
+            if len(readable) > 1 and sum(len(artifact.text) for artifact in readable) <= TOGETHER_MAX_CHARS:
+                lines = [line for artifact in readable for line in artifact.lines]
+                starts = list(accumulate((len(artifact.lines) for artifact in readable[:-1]), initial=0))
+                self._joined = [(lines, "\n".join(lines), starts, readable)]
+            else:
+                self._joined = [(artifact.lines, artifact.text, [0], [artifact]) for artifact in readable]
+        return self._joined
 
     def _read(self, scanner: LineScanner, places: Sequence[tuple[int, int]], groups: set[int]) -> None:
         """Scan every artifact; pattern ``i`` of the scanner is pattern ``places[i]`` of its group. Only the
         given groups take what was found (a group read before keeps its lines, not a second copy of them)."""
-        for artifact in self.case.artifacts:
-            if artifact.lines:
-                for index, lines in enumerate(scanner.scan(artifact.lines, artifact.text)):
-                    if lines:
-                        group, pattern = places[index]
-                        if group in groups:
-                            self._candidates[group].setdefault(pattern, []).extend(zip(repeat(artifact), lines))  # type: ignore[union-attr]
+        for lines, text, starts, artifacts in self._texts():
+            for index, found in enumerate(scanner.scan(lines, text)):
+                if found:
+                    group, pattern = places[index]
+                    if group in groups:
+                        into = self._candidates[group].setdefault(pattern, [])  # type: ignore[union-attr]
+                        if len(artifacts) == 1:
+                            into.extend(zip(repeat(artifacts[0]), found))
+                        else:  # a line of the joined text back to its artifact and its line there
+                            for line in found:
+                                at = bisect_right(starts, line) - 1
+                                into.append((artifacts[at], line - starts[at]))
 
     def _group(self, group: int) -> dict[int, list[tuple[Artifact, int]]]:
         """A group's candidates, pattern -> lines (its scanner reads every artifact the first time)."""
