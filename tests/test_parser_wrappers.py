@@ -1,9 +1,10 @@
 """Log collectors' line prefixes (journald, docker compose, kubectl, CI clocks, Python logging, a
-quoted reply, Ray/vLLM worker tags, srun and mpirun labels, pm2), a viewer's or grep's line numbers and a page's HTML entities are read past: a real case wrapped in any of them gets the class, signature and
+quoted reply, Ray/vLLM worker tags, srun and mpirun labels, pm2, container log files), a viewer's or grep's line numbers and a page's HTML entities are read past: a real case wrapped in any of them gets the class, signature and
 evidence lines it gets bare. Kernel lines, tables and prompts keep their text."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,7 @@ WRAPPERS = {
     "srun-label": lambda i: f"{i % 2}: ",
     "mpirun-tag": lambda i: "[1,0]<stderr>:",
     "pm2": lambda i: "0|ollama   | ",
+    "cri-log-file": lambda i: f"2024-05-01T10:11:{i % 60:02d}.123456789Z stderr F ",
 }
 
 
@@ -137,6 +139,28 @@ def test_a_case_copied_from_html_source_reads_as_bare(name: str, tmp_path: Path)
     bare, html = triage([str(REAL / name)]), triage([str(out)])
     assert (html.top.klass, html.top.id) == (bare.top.klass, bare.top.id)
     assert [e.line for e in html.top.evidence] == [e.line for e in bare.top.evidence]
+
+
+@pytest.mark.parametrize("field", ["log", "MESSAGE"])
+@pytest.mark.parametrize("name", CASES)
+def test_a_case_in_a_json_log_file_reads_as_bare(name: str, field: str, tmp_path: Path) -> None:
+    """Docker's json-file driver and `journalctl -o json` write one object a line, the program's line in a field."""
+    out = tmp_path / name
+    out.mkdir()
+    for path in (REAL / name).iterdir():
+        if path.name == "label.yaml" or not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8").split("\n")
+        records = [{field: line + "\n", "stream": "stderr", "time": "2024-05-01T10:11:12.123456789Z"} for line in lines]
+        (out / path.name).write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+    bare, logged = triage([str(REAL / name)]), triage([str(out)])
+    assert (logged.top.klass, logged.top.id) == (bare.top.klass, bare.top.id)
+    assert [e.line for e in logged.top.evidence] == [e.line for e in bare.top.evidence]
+
+
+def test_json_that_is_not_a_log_of_lines_is_kept() -> None:
+    text = '{"gpu": "gfx1100", "rocm": "6.2"}\n{"gpu": "gfx1030"}\n'
+    assert unwrap(_artifact(text))[0].lines == text.splitlines()
 
 
 def test_labels_that_do_not_repeat_are_not_taken_for_srun_tasks() -> None:

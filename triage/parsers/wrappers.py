@@ -2,8 +2,10 @@
 
 Users rarely paste a program's output bare: journald adds ``Mar 03 12:00:01 host ollama[4242]: ``,
 ``docker compose logs`` adds ``ollama-1  | ``, ``kubectl logs --prefix`` adds ``[pod/x/y] ``, CI
-and container runtimes add an ISO timestamp, Ray and vLLM tag a worker's lines ``(RayWorkerWrapper pid=4711) ``,
-``srun --label`` ``0: ``, ``mpirun --tag-output`` ``[1,0]<stderr>:``, pm2 ``0|ollama  | ``, Python's logging adds ``... - name - ERROR - ``, and
+and container runtimes add an ISO timestamp (a container runtime's log file ``... stderr F ``, or
+Docker's one JSON object a line, ``{"log": ...}``), Ray and vLLM tag a worker's lines
+``(RayWorkerWrapper pid=4711) ``, ``srun --label`` ``0: ``, ``mpirun --tag-output``
+``[1,0]<stderr>:``, pm2 ``0|ollama  | ``, Python's logging adds ``... - name - ERROR - ``, and
 a quoted reply adds ``> ``. The records under them (a HIP runtime log line, a gdb frame, a Windows
 stack line, an ``ls -l`` row) are the same, and parsers and signatures that read a record from
 its first character must see them as the program printed them.
@@ -28,6 +30,7 @@ forms themselves. The timestamps parser reads the original text (the prefix ofte
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections import Counter
 
@@ -43,6 +46,7 @@ _KERNEL = lazy(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d|" + _CLOCK + r") [\w.-
 # One of these, each anchored at the start of what is left of the line.
 _SIMPLE = (
     re.compile(r"\[pod/[^\]\s]{1,200}\] "),  # kubectl logs --prefix
+    re.compile(_CLOCK + r" (?:stdout|stderr) [FP] "),  # a container runtime's CRI log file (kubelet's /var/log/pods)
     re.compile(r"\[?" + _CLOCK + r"\]?:? +"),  # CI runners, containers, ComfyUI's [clock]
     re.compile(r"-? ?[\w.]{1,64} - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "),  # Python logging's usual format, after its clock
     re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:"),  # Python logging's default (basicConfig) format
@@ -64,6 +68,9 @@ _ANY = lazy(r"^(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1
 # srun --label: the task's number before each line ("0: "). Cut only where most lines carry one and the numbers
 # repeat (a numbered list or grep -n counts up instead).
 _TASK = lazy(r"(?P<task>\d{1,5}): ")
+# One JSON object a line, the program's line in one field: Docker's json-file log driver ("log"), `journalctl -o json`
+# ("MESSAGE"), structured loggers ("message", "msg"). Read as the field's text where most lines are such objects.
+_JSON_FIELDS = ("log", "MESSAGE", "message", "msg")
 _ROUNDS = 3  # a quoted journal line carries two prefixes, a quoted timestamped journal line three
 # Line numbers a viewer or a tool put before each line: `cat -n` ("     7\t"), `grep -n` ("7:", and "7-" for grep's
 # context lines), editors and paste sites ("  7  ", "7 | "). Cut only where most lines carry one and they increase.
@@ -138,6 +145,32 @@ def _tasks(lines: list[str]) -> list[int]:
     return [m.end() if m else 0 for m in found]
 
 
+def _json_lines(lines: list[str]) -> list[str] | None:
+    """Each line's message where the artifact is a log of one JSON object a line (None where it is not)."""
+    head = [line for line in lines[:50] if line.strip()][:3]
+    if not head or not all(line.lstrip().startswith("{") for line in head):
+        return None
+    out, decoded = [], 0
+    for line in lines:
+        text = _json_message(line) if line.lstrip().startswith("{") else None
+        decoded += text is not None
+        out.append(line if text is None else text)
+    filled = sum(1 for line in lines if line.strip())
+    return out if decoded >= _NUMBERED_SHARE * filled else None
+
+
+def _json_message(line: str) -> str | None:
+    """The message field of one JSON log line, on one line (None when the line is no such object)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    text = next((record[k] for k in _JSON_FIELDS if isinstance(record.get(k), str)), None)
+    return None if text is None else text.rstrip("\r\n").replace("\r", " ").replace("\n", " ")
+
+
 def _unescaped(lines: list[str]) -> list[str] | None:
     """The lines with HTML entities decoded and a trailing <br /> dropped, where the text came from HTML."""
     entities = sum(len(_ENTITY.findall(line)) for line in lines[:2000] if "&" in line)
@@ -160,6 +193,8 @@ def unwrap(artifact: Artifact) -> tuple[Artifact, int | None]:
     for cutter in (_numbers, _tasks):
         if cut := cutter(lines):
             lines = [line[n:] for line, n in zip(lines, cut)]
+    if messages := _json_lines(lines):
+        lines = messages
     journal = None
     if _ANY.search(artifact.text if lines is artifact.lines else "\n".join(lines)) is not None:
         services = _services(lines)
