@@ -13,7 +13,9 @@ pattern and writes its code in Python, and that code is the same in every run.
 
 from __future__ import annotations
 
+import atexit
 import functools
+import os
 import re
 import sys
 from pathlib import Path
@@ -34,18 +36,37 @@ class LazyPattern:
     def __getattr__(self, name: str) -> Any:  # only for what the instance does not have yet
         if name.startswith("__"):
             raise AttributeError(name)
-        compiled = compile_re(self.pattern, self.flags)
+        compiled = self._compile()
         for method in _METHODS:
             setattr(self, method, getattr(compiled, method))
         return getattr(compiled, name)
+
+    def _compile(self) -> Any:
+        return compile_re(self.pattern, self.flags)
 
     def __repr__(self) -> str:
         return f"lazy({self.pattern!r}, {self.flags})"
 
 
+class LazyRegex(LazyPattern):
+    """A pattern of the ``regex`` module, compiled when first used (``compile_regex``)."""
+
+    def _compile(self) -> Any:
+        return compile_regex(self.pattern, self.flags)
+
+    def __repr__(self) -> str:
+        return f"lazy_regex({self.pattern!r}, {self.flags})"
+
+
 def lazy(pattern: str, flags: int = 0) -> Any:
     """``re.compile(pattern, flags)``, compiled when first used (typed Any: it answers as a ``re.Pattern``)."""
     return LazyPattern(pattern, flags)
+
+
+def lazy_regex(pattern: str, flags: int = 0) -> Any:
+    """``regex.compile(pattern, flags)``, compiled when first used and kept between runs (typed Any: it answers
+    as a ``regex.Pattern``)."""
+    return LazyRegex(pattern, flags)
 
 
 class CompiledRe(KeptDict):
@@ -94,20 +115,59 @@ class CompiledRe(KeptDict):
         self._add((pattern, flags), kept)
         return made
 
+    def compile_regex(self, pattern: str, flags: int = 0) -> Any:
+        """``regex.compile(pattern, flags)``, kept in the same file: ``regex`` parses a pattern in Python (up to a
+        millisecond), and its compiled pattern pickles with its code and loads back without being parsed again.
+        Keyed by the ``regex`` version as well, whose code it is."""
+        import regex
+
+        key = ("regex", regex.__version__, pattern, int(flags))
+        found = self._loaded().get(key)
+        if found is None or getattr(found, "pattern", None) != pattern:
+            found = regex.compile(pattern, flags)
+            self._add(key, found)
+        return found
+
 
 @functools.cache
 def _memo(file: Path | None) -> CompiledRe:
-    return CompiledRe(file)
+    memo = CompiledRe(file)
+    if file is not None:  # what a run compiled after its last save (a report's patterns, after matching)
+        atexit.register(memo.save)
+    return memo
 
 
 def compiled_re() -> CompiledRe | None:
     """The memo of compiled ``re`` patterns for the per-user cache in use; None off CPython (no ``_sre`` to feed)."""
     if sys.implementation.name != "cpython":
         return None
+    # Asked at every first use of a lazy pattern (some 160 times a run): the folder is looked up once for each
+    # setting that names it, not with a stat each time (a folder removed meanwhile is made again on saving).
+    return _memo_in(os.environ.get("TRIAGE_CACHE", ""), os.environ.get("XDG_CACHE_HOME", ""), os.environ.get("HOME", ""))
+
+
+@functools.lru_cache(maxsize=8)
+def _memo_in(*setting: str) -> CompiledRe:
+    """The memo for the cache folder that these environment values (``setting``) name."""
     import _sre
 
     folder = cache_dir("regex")
     return _memo(folder / f"re-{sys.version.split()[0]}-{_sre.MAGIC}.pickle" if folder else None)
+
+
+def compile_regex(pattern: str, flags: int = 0) -> Any:
+    """``regex.compile(pattern, flags)``, kept between runs where there is a cache."""
+    import regex
+
+    memo = compiled_re()
+    if memo is None:
+        return regex.compile(pattern, flags)
+    try:
+        return memo.compile_regex(pattern, flags)
+    except regex.error:
+        raise
+    except Exception:  # noqa: BLE001 - a damaged cache file: compile as regex does
+        return regex.compile(pattern, flags)
 
 
 def compile_re(pattern: str, flags: int = 0) -> re.Pattern[str]:

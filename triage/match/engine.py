@@ -19,10 +19,9 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-import regex
-
 from triage import deadline
 from triage.errors import internal
+from triage.lazy import lazy_regex
 from triage.match.conditions import Hit, Lines, evaluate
 from triage.match.confidence import confidence, score
 from triage.match.database import Database, Signature
@@ -83,7 +82,7 @@ def render(text: str, context: dict, prose: bool = True) -> str:
     if "{" in text:
         text = _environment().get_template(text).render(context if prose else _from_case(context))
     if prose:
-        paragraphs = regex.split(r"\n\s*\n", text.strip())
+        paragraphs = _PARAGRAPHS.split(text.strip())
         text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
         return text.strip()
     return _quoted(text, source)
@@ -107,11 +106,14 @@ def _rendered(texts: list[str], context: dict) -> list[str]:
 # --- commands: what a case puts into them enters shell-quoted, and makes them unverified ---------------------
 
 _MARK, _SEP, _END = "\ue000", "\ue001", "\ue002"  # private-use characters around a case value: MARK name SEP value END
-_MARKS = regex.compile(r"[\ue000-\ue002]")
-_HIDDEN = regex.compile(r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\ue000-\ue002]")
-_SAFE = regex.compile(r"[A-Za-z0-9._/:=+@%,-]+")  # a plain token: the same in any shell quoting state
-_CMD_SAFE = regex.compile(r"[A-Za-z0-9._/:=+@,\\-]+")  # cmd.exe: no %, backslashes are path separators
-_CMD = regex.compile(r"(?im)^[ \t]*(?:(?:rem|setx|ren|findstr|xcopy)\b|cd[ \t]+/d\b|set[ \t]+\w+=)")  # a Windows cmd text
+# Compiled when first used, and kept between runs (triage.lazy): ``regex`` parses a pattern in Python.
+_MARKS = lazy_regex(r"[\ue000-\ue002]")
+_HIDDEN = lazy_regex(r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\ue000-\ue002]")
+_SAFE = lazy_regex(r"[A-Za-z0-9._/:=+@%,-]+")  # a plain token: the same in any shell quoting state
+_CMD_SAFE = lazy_regex(r"[A-Za-z0-9._/:=+@,\\-]+")  # cmd.exe: no %, backslashes are path separators
+_CMD = lazy_regex(r"(?im)^[ \t]*(?:(?:rem|setx|ren|findstr|xcopy)\b|cd[ \t]+/d\b|set[ \t]+\w+=)")  # a Windows cmd text
+_MARKED_VALUE = lazy_regex(r"\ue000[^\ue002]*\ue002?")
+_PARAGRAPHS = lazy_regex(r"\n\s*\n")
 
 
 class Commands(str):
@@ -250,7 +252,7 @@ def _quote_line(line: str, windows: bool, names: list[str]) -> str:
 def _quoted(text: str, source: str) -> Commands:
     """Filled commands with every marked case value quoted, and the names of those values."""
     names: list[str] = []
-    windows = _CMD.search(regex.sub(r"\ue000[^\ue002]*\ue002?", "\ue000", text)) is not None  # by the template's words
+    windows = _CMD.search(_MARKED_VALUE.sub("\ue000", text)) is not None  # by the template's words
     try:
         out = Commands("\n".join(_quote_line(line, windows, names) for line in text.split("\n")).strip())
     except ValueError:  # a template cut a value apart: show it unfilled rather than half-quoted

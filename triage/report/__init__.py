@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from triage.lazy import lazy
 from triage.match.database import Database, Signature
 from triage.match.engine import render as fill
 from triage.model import Fact, Frame, to_plain
@@ -90,7 +91,7 @@ def build(result: Result) -> dict:
     }
 
 
-_GITHUB_THREAD = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)/?$")
+_GITHUB_THREAD = lazy(r"https://github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)/?$")
 
 
 def source_name(url: str) -> str:

@@ -22,27 +22,29 @@ from typing import Any, Callable
 
 import regex
 
+from triage.lazy import lazy, lazy_regex
+
 LIMIT = 65_536
 BUDGET = LIMIT - 1_024  # room for what GitHub or a bot adds around the body
 SHORTENED = ("This comment is shortened to fit GitHub's comment size limit: long lines are clipped and long "
              "lists cut. Run `triage` on the same inputs for the full report.")
 # (characters per string, items per list, keep the stacks and source lines)
 _STEPS = ((2_000, 100, True), (500, 20, True), (300, 8, False))
-_FENCE = re.compile(r"^ {0,3}(~{3,}|`{3,})")
+_FENCE = lazy(r"^ {0,3}(~{3,}|`{3,})")
 
 Renderer = Callable[[dict, dict], str]
 
 # Control characters but tab and newline, format characters (bidi embeddings, overrides and isolates, marks,
 # zero-width characters, BOM, soft hyphen, tags) and line/paragraph separators.
-_HIDDEN = regex.compile(r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}--[\t\n]]", regex.V1)
-_BACKTICKS = re.compile(r"`+")
-_TILDES = re.compile(r"~+")
+_HIDDEN = lazy_regex(r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}--[\t\n]]", regex.V1)
+_BACKTICKS = lazy(r"`+")
+_TILDES = lazy(r"~+")
 # escaped with a backslash, or as an entity (& < >); an underscore inside a word (file_name) cannot emphasise
-_PROSE = re.compile(r"[\\`*~\[\]<>&|$]|(?<![^\W_])_|_(?![^\W_])")
+_PROSE = lazy(r"[\\`*~\[\]<>&|$]|(?<![^\W_])_|_(?![^\W_])")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _ZWJ = "&#8205;"  # a zero-width joiner, written as an entity: breaks a mention or a link and shows nothing
-_LINKISH = re.compile(r"@|:(?=//)|(?<![\w.-])(?i:www)(?=\.)")
-_LINE_START = re.compile(r"^(?:[#>+=-]|\d+(?=[.)]))")
+_LINKISH = lazy(r"@|:(?=//)|(?<![\w.-])(?i:www)(?=\.)")
+_LINE_START = lazy(r"^(?:[#>+=-]|\d+(?=[.)]))")
 
 
 def visible(text: Any) -> Any:
