@@ -15,6 +15,8 @@ Frame forms read (one per line, innermost first)::
 
 from __future__ import annotations
 
+import re
+
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles
@@ -37,6 +39,7 @@ _MODULE_ONLY = lazy(r"(?<!\s)\s+\((?P<m>[^\s()=,]+)\)$")
 _ARGS = lazy(r"(?<!\s)\s+\((?P<args>[^()]*)\)$")
 _BRACKETED = lazy(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]")
 _SYMBOL = lazy(r"^[A-Za-z_~$.][\w:~$.@*&]*(?:\s+const)?$")
+_WINDOWS_MODULE = lazy(r"^[\w.-]+\.(?:dll|exe|sys|pyd)$", re.IGNORECASE)
 _THREAD = lazy(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+) \(")
 
 _SIGNAL = lazy(r"\bSignal:\s*(?P<n>\d+)\s*\((?P<name>[A-Z]+)\)(?:.*?si_code:\s*(?P<code>[A-Z_0-9]+))?")
@@ -112,6 +115,9 @@ def parse_frame_text(rest: str) -> dict | None:
     rest = rest.strip()
     if rest in ("n/a", "??", ""):
         return out if ("address" in out or "module" in out) else None
+    if "address" in out and "module" not in out and _WINDOWS_MODULE.match(rest):
+        out["module"] = rest  # a Windows handler's "#0 0x00007FF6CE317351  app.exe": the module, no symbol
+        return out
     if not is_symbol(rest):
         return None
     out["symbol"] = rest
@@ -178,7 +184,10 @@ def parse(artifact: Artifact, case: Case) -> None:
 def _close(case: Case, frames: list[Frame], start: Where | None, thread: str | None) -> None:
     if not frames or start is None:
         return
-    form = "gdb" if any(f.file or " in " in f.text for f in frames) else "coredump"
+    if any(_WINDOWS_MODULE.match((f.module or "").replace("\\", "/").rsplit("/", 1)[-1]) for f in frames):
+        form = "windows"  # "#N 0xADDR (module.dll+0xOFF)" and "#N 0xADDR  module.exe" from Windows crash handlers
+    else:
+        form = "gdb" if any(f.file or " in " in f.text for f in frames) else "coredump"
     previous = case.stacks[-1] if case.stacks else None
     if (previous and len(previous.frames) == 1 and previous.frames[0].index == 0 and frames[0].index == 0
             and previous.frames[0].address == frames[0].address and previous.form == form):

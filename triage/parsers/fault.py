@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 from triage.lazy import lazy
-from triage.model import Case, Fault, Stack
+from triage.model import Case, Fault, Frame, Stack
 from triage.parsers.codes import ntstatus_name
 from triage.parsers.kernel import access_from_error
 from triage.parsers.lines import readable
@@ -70,7 +70,7 @@ def merge(case: Case) -> None:
     fault.evidence.append(fault.where)
     if stack:
         stack.crashing = True  # the one crashing stack the fault, the report and the stack hash all use
-        top = stack.frames[0]
+        top = _at_exception_address(case, stack) if fault.kind == "exception" else stack.frames[0]
         fault.module, fault.offset = top.module, top.offset
         fault.symbol, fault.symbol_source = top.symbol, top.symbol_source
         fault.evidence.append(top.where)
@@ -112,3 +112,15 @@ def _instruction(case: Case, fault: Fault) -> None:
     fault.evidence.append(where)
     if fault.address is None and readable(text):
         fault.address = operand_address(text, case.registers)
+
+
+def _at_exception_address(case: Case, stack: Stack) -> Frame:
+    """The frame at the address a crash handler's record gives as the exception's (a handler that walks its own
+    stack lists its own frames first), else frame 0."""
+    given = case.fact("exception_address")
+    if given is not None:
+        address = int(given.value, 16)
+        for frame in stack.frames:
+            if frame.address == address:
+                return frame
+    return stack.frames[0]
