@@ -34,9 +34,9 @@ from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles
 
-_SIGNALS = {"4": "ILL", "6": "ABRT", "7": "BUS", "8": "FPE", "11": "SEGV"}
+SIGNALS = {"4": "ILL", "6": "ABRT", "7": "BUS", "8": "FPE", "11": "SEGV"}
 # What the handlers say of si_code (UCX names the cause, Open MPI names it and gives its number), as <signal.h> has it.
-_CAUSES = {"address not mapped to object": "SEGV_MAPERR", "invalid permissions for mapped object": "SEGV_ACCERR",
+CAUSES = {"address not mapped to object": "SEGV_MAPERR", "invalid permissions for mapped object": "SEGV_ACCERR",
            "integer divide by zero": "FPE_INTDIV", "floating-point divide by zero": "FPE_FLTDIV",
            "floating-point overflow": "FPE_FLTOVF", "floating-point underflow": "FPE_FLTUND",
            "floating-point invalid operation": "FPE_FLTINV", "illegal opcode": "ILL_ILLOPC",
@@ -77,7 +77,7 @@ def _basename(path: str | None) -> str:
     return (path or "").replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def _glibc_frame(index: int, where: Where, text: str, body: str) -> Frame | None:
+def glibc_frame(index: int, where: Where, text: str, body: str) -> Frame | None:
     if not (m := _GLIBC.match(body.strip())):
         return None
     module = m["m"].strip() if m["m"] else None
@@ -93,7 +93,7 @@ def _glibc_frame(index: int, where: Where, text: str, body: str) -> Frame | None
 
 def _ucx_frame(index: int, where: Where, text: str, m: object) -> Frame | None:
     if m["glibc"]:  # type: ignore[index]
-        return _glibc_frame(index, where, text, m["glibc"])  # type: ignore[index]
+        return glibc_frame(index, where, text, m["glibc"])  # type: ignore[index]
     symbol = None if m["s"].strip() in ("???", "") else m["s"].strip()  # type: ignore[index]
     path = m["f"]  # type: ignore[index]
     line = int(m["l"])  # type: ignore[index]
@@ -149,7 +149,7 @@ def parse(artifact: Artifact, case: Case) -> None:
     for index, where, text in _NEEDLES.readable_lines(artifact):
         if m := _UCX_SIGNAL.match(text):
             signal = _signal(case, where, text, m["n"])
-            if signal and m["why"] and (code := _CAUSES.get(m["why"].strip().lower())):
+            if signal and m["why"] and (code := CAUSES.get(m["why"].strip().lower())):
                 case.add_fact("si_code", code, where, text.strip(), 85)
             if m["addr"]:
                 _address(case, where, text, m["addr"])
@@ -191,7 +191,7 @@ def parse(artifact: Artifact, case: Case) -> None:
             if report is None or report.form != "open-mpi" or index - report.last > 3:
                 _close(case, report)
                 report = _Report("open-mpi", signalled=False)
-            frame = _glibc_frame(int(m["i"]), where, text, m["glibc"])
+            frame = glibc_frame(int(m["i"]), where, text, m["glibc"])
         elif (m := _UCX_FRAME.match(text)) and report is not None and report.form == "ucx" and index - report.last <= 3:
             frame = _ucx_frame(int(m["i"]), where, text, m)
         if frame is None or report is None:
@@ -207,7 +207,7 @@ def parse(artifact: Artifact, case: Case) -> None:
 
 
 def _signal(case: Case, where: Where, text: str, number: str) -> str | None:
-    signal = _SIGNALS.get(number)
+    signal = SIGNALS.get(number)
     if signal:
         case.add_fact("signal", signal, where, text.strip(), 85)
     case.claim(where, "signal", "fault")
