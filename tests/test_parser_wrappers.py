@@ -4,12 +4,19 @@ evidence lines it gets bare. Kernel lines, tables and prompts keep their text.""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import CORPUS
+from triage.corpus.pastes import (
+    PREFIXES,
+    Transform,
+    chat_typography,
+    html_source,
+    json_lines,
+    prefixed,
+)
 from triage.model import Artifact
 from triage.parsers import parse
 from triage.parsers.wrappers import unwrap
@@ -25,38 +32,16 @@ CASES = [
     "roct-36-kfd-wrong-permissions-udev",
     "flash-attention-1652-sharedobjectinit-torch-rocm-mismatch",
 ]
-WRAPPERS = {
-    "journald": lambda i: f"Mar 03 12:00:{i % 60:02d} myhost python3[4242]: ",
-    "journald-iso": lambda i: f"2024-05-01T10:11:{i % 60:02d}+0000 myhost python3[4242]: ",
-    "compose": lambda i: "worker-1  | ",
-    "kubectl": lambda i: "[pod/infer-0/server] ",
-    "ci-clock": lambda i: f"2024-05-01T10:11:{i % 60:02d}.1234567Z ",
-    "python-logging": lambda i: f"2024-05-01 10:11:{i % 60:02d},345 - app - ERROR - ",
-    "python-logging-default": lambda i: "ERROR:comfy.model_management:",
-    "quoted": lambda i: "> ",
-    "quoted-journald": lambda i: f"> Mar 03 12:00:{i % 60:02d} myhost python3[4242]: ",
-    "cat-n": lambda i: f"{i + 1:6d}\t",
-    "grep-n": lambda i: f"{i + 1}:",
-    "editor-numbers": lambda i: f"{i + 1:4d}  ",
-    "ray-worker": lambda i: "(RayWorkerWrapper pid=23810, ip=10.0.0.5) ",
-    "ray-pid": lambda i: "(pid=23810) ",
-    "vllm-worker": lambda i: "(VllmWorker rank=0 pid=4711) ",
-    "srun-label": lambda i: f"{i % 2}: ",
-    "mpirun-tag": lambda i: "[1,0]<stderr>:",
-    "pm2": lambda i: "0|ollama   | ",
-    "cri-log-file": lambda i: f"2024-05-01T10:11:{i % 60:02d}.123456789Z stderr F ",
-}
+WRAPPERS = PREFIXES
 
 
-def _wrapped(case: Path, tmp: Path, prefix) -> Path:
+def _altered(case: Path, tmp: Path, transform: Transform) -> Path:
+    """A copy of the case's folder with each input file's text passed through ``transform``."""
     out = tmp / case.name
     out.mkdir()
     for path in case.iterdir():
-        if path.name == "label.yaml" or not path.is_file():
-            continue
-        lines = path.read_text(encoding="utf-8").split("\n")
-        (out / path.name).write_text("\n".join(prefix(i) + line if line.strip() else line
-                                               for i, line in enumerate(lines)), encoding="utf-8")
+        if path.name != "label.yaml" and path.is_file():
+            (out / path.name).write_text(transform(path.read_text(encoding="utf-8")), encoding="utf-8")
     return out
 
 
@@ -67,7 +52,7 @@ def test_wrapped_case_reads_as_bare(name: str, wrapper: str, tmp_path: Path) -> 
                                            for _ in p.read_text().splitlines()[:3]) < 3:
         pytest.skip("fewer than three lines in an editor's numbering are not told from a table's first column")
     bare = triage([str(REAL / name)])
-    wrapped = triage([str(_wrapped(REAL / name, tmp_path, WRAPPERS[wrapper]))])
+    wrapped = triage([str(_altered(REAL / name, tmp_path, prefixed(WRAPPERS[wrapper])))])
     assert bare.top.klass != "unknown"
     assert (wrapped.top.klass, wrapped.top.id) == (bare.top.klass, bare.top.id)
     assert [e.line for e in wrapped.top.evidence] == [e.line for e in bare.top.evidence]
@@ -127,15 +112,7 @@ def test_a_journald_prefix_says_linux() -> None:
 
 @pytest.mark.parametrize("name", CASES)
 def test_a_case_copied_from_html_source_reads_as_bare(name: str, tmp_path: Path) -> None:
-    out = tmp_path / name
-    out.mkdir()
-    for path in (REAL / name).iterdir():
-        if path.name == "label.yaml" or not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8")
-        escaped = (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-                   .replace("'", "&#39;"))
-        (out / path.name).write_text("\n".join(line + "<br />" for line in escaped.split("\n")), encoding="utf-8")
+    out = _altered(REAL / name, tmp_path, html_source)
     bare, html = triage([str(REAL / name)]), triage([str(out)])
     assert (html.top.klass, html.top.id) == (bare.top.klass, bare.top.id)
     assert [e.line for e in html.top.evidence] == [e.line for e in bare.top.evidence]
@@ -145,14 +122,7 @@ def test_a_case_copied_from_html_source_reads_as_bare(name: str, tmp_path: Path)
 @pytest.mark.parametrize("name", CASES)
 def test_a_case_in_a_json_log_file_reads_as_bare(name: str, field: str, tmp_path: Path) -> None:
     """Docker's json-file driver and `journalctl -o json` write one object a line, the program's line in a field."""
-    out = tmp_path / name
-    out.mkdir()
-    for path in (REAL / name).iterdir():
-        if path.name == "label.yaml" or not path.is_file():
-            continue
-        lines = path.read_text(encoding="utf-8").split("\n")
-        records = [{field: line + "\n", "stream": "stderr", "time": "2024-05-01T10:11:12.123456789Z"} for line in lines]
-        (out / path.name).write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+    out = _altered(REAL / name, tmp_path, json_lines(field))
     bare, logged = triage([str(REAL / name)]), triage([str(out)])
     assert (logged.top.klass, logged.top.id) == (bare.top.klass, bare.top.id)
     assert [e.line for e in logged.top.evidence] == [e.line for e in bare.top.evidence]
@@ -184,12 +154,7 @@ def test_grep_context_lines_and_an_empty_matched_line_lose_their_numbers() -> No
 @pytest.mark.parametrize("name", CASES)
 def test_a_case_through_a_chat_program_reads_as_bare(name: str, tmp_path: Path) -> None:
     """No-break spaces for spaces and curly quotes for straight ones, as chat and mail programs send them."""
-    out = tmp_path / name
-    out.mkdir()
-    for path in (REAL / name).iterdir():
-        if path.name != "label.yaml" and path.is_file():
-            text = path.read_text(encoding="utf-8").replace(" ", "\u00a0").replace('"', "\u201c")
-            (out / path.name).write_text(text, encoding="utf-8")
+    out = _altered(REAL / name, tmp_path, chat_typography)
     bare, chat = triage([str(REAL / name)]), triage([str(out)])
     assert (chat.top.klass, chat.top.id) == (bare.top.klass, bare.top.id)
     assert [e.line for e in chat.top.evidence] == [e.line for e in bare.top.evidence]
