@@ -39,8 +39,9 @@ _EXCEPTIONS = {"EXCEPTION_ACCESS_VIOLATION_READ": ("0xC0000005", "read"),
                "EXCEPTION_BREAKPOINT": ("0x80000003", None)}
 _REASON = lazy(r"^\s*Crash reason:\s+(?P<r>[A-Z_]+)(?:\s*/\s*(?P<code>[A-Z]+_[A-Z]+))?")
 _ADDRESS = lazy(r"^\s*Crash address:\s+(?P<a>0x[0-9a-fA-F]+)")
-_THREAD = lazy(r"^\s*Thread (?P<t>\d+)\b.*?(?P<crashed>\(crashed\))?\s*$")
-_FRAME = lazy(r"^\s{0,3}(?P<i>\d{1,4})\s{1,3}(?P<rest>(?:0x[0-9a-fA-F]+|[\w.+-]+(?:!|\s\+\s0x)).*?)\s*$")
+# (Both end in a greedy run to the line's end, stripped after: a lazy run before "\s*$" was quadratic on trailing spaces.)
+_THREAD = lazy(r"^\s*Thread (?P<t>\d+)\b(?P<rest>.*)$")
+_FRAME = lazy(r"^\s{0,3}(?P<i>\d{1,4})\s{1,3}(?P<rest>(?:0x[0-9a-fA-F]+|[\w.+-]+(?:!|\s\+\s0x)).*)$")
 _SITE = lazy(r"^(?P<m>[\w.+-]+?)(?:!(?P<s>.+?))?(?:\s\+\s(?P<o>0x[0-9a-fA-F]+))?(?:\s+\[(?P<f>[^\]:]+?)\s*:\s*(?P<l>\d+)"
              r"(?:\s*\+\s*0x[0-9a-fA-F]+)?\])?$")
 _WINDOWS_MODULE = lazy(r"\.(?:dll|exe|sys|pyd)$", re.IGNORECASE)
@@ -81,10 +82,10 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.claim(where, "fault")
         elif m := _THREAD.match(text):
             _close(case, frames, thread, crashed)
-            frames, thread, crashed = [], m["t"], bool(m["crashed"])
+            frames, thread, crashed = [], m["t"], "(crashed)" in m["rest"]
             case.claim(where, "stack-header", "stack")
         elif thread is not None and (m := _FRAME.match(text)) and read < MAX_FRAMES:
-            frame = _frame(int(m["i"]), where, text, m["rest"])
+            frame = _frame(int(m["i"]), where, text, m["rest"].rstrip())
             if frame is None or (frames and frame.index != frames[-1].index + 1) or (not frames and frame.index):
                 continue
             frames.append(frame)

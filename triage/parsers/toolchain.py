@@ -29,7 +29,9 @@ _ROCM_PATH_FLAG = lazy(r"(?:^|[\s\"'])--rocm-path[= ]\"?" + _PATH)
 _RESOURCE_DIR = lazy(r"(?:^|[\s\"'])-resource-dir\"?[= ]\"?" + _PATH)
 _ROOT_OF_RESOURCE = lazy(r"^(?P<root>.+?)[\\/](?:lib[\\/])?(?:llvm[\\/])?lib[\\/]clang[\\/]\d+(?:\.\d+)*[\\/]?$")
 _HIPCONFIG = lazy(r"^\s*(?P<k>HIP_PATH|ROCM_PATH)\s+:\s*(?P<p>[^\s:][^\s]*)\s*$")
-_BITCODE_DIR = r"(?P<d>[^\s'\"`]*amdgcn[\\/]+bitcode)"
+# (The folder is tried from a word's start only: tried from each character of a long word, the greedy run to the word's
+# end and back cost seconds on a line of repeated folder names.)
+_BITCODE_DIR = r"(?<![^\s'\"`=(])(?P<d>[^\s'\"`]*amdgcn[\\/]+bitcode)"
 _LS_BITCODE = lazy(r"^\s*(?:\S*[$#>]\s*)?(?:ls|dir|find)\b[^\n]*?\s" + _BITCODE_DIR + r"[\\/]?(?:\s|$)")
 _NO_BITCODE = lazy(r"(?:ls|find|dir): (?:cannot access )?['\"]?" + _BITCODE_DIR
                    + r"[\\/]?['\"]?: No such file or directory|File Not Found")
