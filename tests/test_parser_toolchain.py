@@ -85,3 +85,17 @@ def test_resource_dir_roots() -> None:
     assert root_of_resource_dir("/opt/rocm/llvm/lib/clang/17.0.0") == "/opt/rocm"
     assert root_of_resource_dir(r"C:\Program Files\AMD\ROCm\6.1\lib\clang\19") == r"C:\Program Files\AMD\ROCm\6.1"
     assert root_of_resource_dir("/usr/lib/llvm-17/lib/clang/17") is None
+
+
+
+def test_rocm_path_from_the_environment_when_nothing_printed_names_a_root(tmp_path: Path) -> None:
+    def run(text: str):
+        path = tmp_path / "log.txt"
+        path.write_text(text)
+        return triage([str(path)]).case
+
+    assert run("$ env | grep ROCM\nROCM_PATH=/opt/rocm-6.2.0/\n").value("hipcc_rocm_root") == "/opt/rocm-6.2.0"
+    printed = run("ROCM_PATH=/opt/rocm-6.2.0\n" + CLANG_V)
+    assert printed.value("hipcc_rocm_root") == "/opt/rocm-6.0.0"  # clang's own line outranks the environment
+    said = run("I set ROCM_PATH=/opt/rocm-6.2.0 as the guide says but it still fails with this error again\n")
+    assert said.fact("hipcc_rocm_root") is None
