@@ -15,9 +15,13 @@ def test_database_cache_is_used_and_invalidated(tmp_path, monkeypatch) -> None:
     shutil.copytree(ROOT / "signatures", folder)
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
     first = load(folder)
-    assert len(list((tmp_path / "cache" / "signatures").glob("*.pickle"))) == 1
+    kept = sorted(p.name for p in (tmp_path / "cache" / "signatures").glob("*.pickle"))
+    assert len(kept) == 2 and kept[0].endswith("-examples.pickle")  # the database, and its examples apart
     second = load(folder)
     assert [s.id for s in second.signatures] == [s.id for s in first.signatures]
+    assert "tests" not in vars(second.signatures[0])  # read when first asked for, as they were
+    assert [s.tests for s in second.signatures] == [s.tests for s in first.signatures]
+    assert sum(len(s.tests.get("match") or []) for s in second.signatures) > 100
     assert [(s.patterns, s.by_hyperscan) for s in second.prefilters.groups] == [(s.patterns, s.by_hyperscan) for s in first.prefilters.groups]
     target = folder / "hip-no-code-object-for-gpu.yaml"
     target.write_text(target.read_text().replace("title: No code object", "title: Changed, no code object"))

@@ -6,6 +6,7 @@ stops a triage.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -129,6 +130,24 @@ class Signature:
     log_anchors_only: bool = field(default=False, repr=False)
     anchor_patterns: frozenset[int] = field(default_factory=frozenset, repr=False)
     log_support: bool = field(default=False, repr=False)
+
+    def __getstate__(self) -> dict:
+        # The examples (``tests``: a third of the cached database, read only by ``signatures test`` and lint) are
+        # kept in a cache file of their own (see load), and read from there when first asked for.
+        return {k: v for k, v in self.__dict__.items() if k != "tests"}
+
+    def __getattr__(self, name: str) -> Any:  # only for what the instance lacks: a cached signature's examples
+        if name != "tests":
+            raise AttributeError(name)
+        kept = self.__dict__.get("_examples")
+        found = _examples(kept).get(self.id) if kept else None
+        if not isinstance(found, dict):
+            try:
+                found = load_signature(self.path).tests
+            except SignatureError:
+                found = {}
+        self.tests = found
+        return found
 
     def applies(self, os_name: str | None, inputs: set[str]) -> bool:
         """The ``applies_to`` prefilter: skip a signature whose OS or inputs the case cannot have."""
@@ -306,10 +325,15 @@ def load(folder: Path) -> Database:
     cache = cache_dir("signatures")
     cached = cache / f"{stamp}.pickle" if cache else None
     db = read_cached(cached) if cached else None
+    examples = cache / f"{stamp}-examples.pickle" if cache else None
     if not isinstance(db, Database):
         db = _load(folder)
-        if cached:
+        if cached and examples:
+            write_cached(examples, {sig.id: sig.tests for sig in db.signatures})
             write_cached(cached, db)
+    elif examples:
+        for sig in db.signatures:
+            sig._examples = str(examples)
     if cache:
         memo = Patterns(cache / f"{stamp}-regex-{regex.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}.pickle")
         db.patterns = memo
@@ -321,6 +345,13 @@ def load(folder: Path) -> Database:
         for scanner in db.prefilters.scanners:
             scanner.compile_with(lambda source: memo.get(source, "a log condition"))
     return db
+
+
+@functools.lru_cache(maxsize=4)
+def _examples(file: str) -> dict:
+    """The signatures' examples kept beside a cached database: id -> tests (empty when the file is gone)."""
+    found = read_cached(Path(file))
+    return found if isinstance(found, dict) else {}
 
 
 def _load(folder: Path) -> Database:
