@@ -38,7 +38,7 @@ from typing import Any
 
 import regex
 
-from triage.lazy import compile_re
+from triage.lazy import compile_re, lazy
 from triage.resources import cache_dir, read_cached, source_key, write_cached
 from triage.scan.literals import Literal, literals_for
 
@@ -50,7 +50,7 @@ except ImportError:  # pragma: no cover - depends on the machine
 # Characters that re or regex, ignoring case, match to an ASCII letter in ways str.casefold()
 # does not show (tests/test_scan.py finds them all by trying every code point).
 CASE_EXOTIC = "\u0130\u0131\u017f\u212a"
-_EXOTIC = re.compile("[" + CASE_EXOTIC + "]")
+_EXOTIC = lazy("[" + CASE_EXOTIC + "]")  # compiled when first used: most logs are ASCII
 
 
 @functools.cache
