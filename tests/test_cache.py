@@ -237,3 +237,22 @@ def test_a_warm_triage_imports_no_yaml(tmp_path) -> None:
     assert "yaml" in imported(case)  # cold: the database is built from the signature files
     assert imported(case) == ["jinja2"]
     assert "yaml" not in imported(case, "-f", "json")
+
+
+def test_lazy_regex_patterns_are_kept_and_read_back(tmp_path, monkeypatch) -> None:
+    """A ``regex`` pattern of triage.lazy is compiled on first use, saved in the cache's regex file, and a later
+    process takes it from there without compiling it."""
+    import regex
+
+    from triage.lazy import CompiledRe, compiled_re, lazy_regex
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))
+    pattern = lazy_regex(r"[\p{Cf}]+x")
+    assert pattern.search("a\u200bx").group() == "\u200bx"
+    memo = compiled_re()
+    assert memo is not None and memo.file is not None
+    memo.save()
+    later = CompiledRe(memo.file)
+    monkeypatch.setattr(regex, "compile", lambda *args, **kwargs: (_ for _ in ()).throw(AssertionError("compiled")))
+    again = later.compile_regex(r"[\p{Cf}]+x")
+    assert again.search("b\u200b\u200bx").group() == "\u200b\u200bx"
