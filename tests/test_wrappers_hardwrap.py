@@ -81,6 +81,22 @@ def test_a_case_cut_by_a_terminal_reads_as_bare(name: str, width: int, tmp_path:
         assert "".join(shown.text.split("\n")) == plain.text
 
 
+# Real design cases of one or two lines: a terminal cuts their long line once.
+ONCE_CASES = [
+    "llama-cpp-25807-libhipblas-so3-not-found-rocm-7-14-core-dir",  # the loader's error, one line
+    "hipblaslt-856-wsl-could-not-load-tensilelibrary-segfault",  # a library's error and the shell's segfault
+]
+
+
+@pytest.mark.parametrize("name", ONCE_CASES)
+def test_a_short_case_cut_once_by_a_terminal_reads_as_bare(name: str, tmp_path: Path) -> None:
+    bare = triage([str(REAL / name)])
+    folder, _ = _copy(REAL / name, tmp_path, "fold", 80)  # mid-word (at 100 the first is cut at a space: not taken)
+    wrapped = triage([str(folder)])
+    assert bare.top.klass != "unknown"
+    assert (wrapped.top.klass, wrapped.top.id) == (bare.top.klass, bare.top.id)
+
+
 # Real design cases that lose their class when word-wrapped at 80 columns.
 WORD_CASES = [
     "miopen-47-memory-not-available-to-allocate-buffer-tf-autotune",  # a TensorFlow log
@@ -228,6 +244,9 @@ NOT_WRAPPED = {
                                  "  Name:                    AMD Ryzen 5 5500",
                                  "  Marketing Name:          AMD Ryzen 5 5500",
                                  "  Vendor Name:             CPU"]),
+    # a fault line that happens to end at 80 columns, and the runtime's next line
+    "fault-then-reason": "\n".join(["Memory access fault by GPU node-1 (Agent handle: 0x55d5dc4ab9c0) on address 0x10",
+                                     "Reason: Page not present or supervisor privilege."]),
     "rulers": "\n".join(["=" * 80, "rocminfo", "=" * 80, "ROCk module is loaded", "=" * 80, "HSA Agents", "=" * 80]),
 }
 

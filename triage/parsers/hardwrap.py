@@ -50,6 +50,10 @@ MAX_WIDTH = 250
 # be a coincidence of a fixed-format log; a single long record split in three has two as well, so a paste of only
 # that is read only where both ends of the record show the wrap (see _few).
 MIN_BREAKS = 3
+# The widths terminals are usually left at (and Windows' console buffers): a paste of a single record cut once is
+# taken as a terminal's wrap only at one of these, and only when it has this many lines at most (see _split_once).
+TERMINAL_WIDTHS = (80, 100, 120, 132)
+SPLIT_ONCE_LINES = 3
 # A terminal's wrap has more lines ending exactly at the width than ending short of it as a word wrap would, by this.
 FOLD_RATIO = 2
 # The widths mail and forum editors and text tools wrap words at (a word wrap leaves its lines up to a word short
@@ -195,8 +199,10 @@ def _terminal(lines: list[str], width: int) -> Wrap | None:
     """A wrap at exactly the longest line's width, if the lines show one. A word wrap whose breaks fell at the width
     (a log of one format wraps its records at the same place) looks the same; joining its lines without the space
     it dropped leaves a word longer, where joining a terminal's with one would cut a word in two."""
-    if not MIN_WIDTH <= width <= MAX_WIDTH or sum(1 for line in lines if len(line) == width) < 2:
+    if not MIN_WIDTH <= width <= MAX_WIDTH:
         return None
+    if sum(1 for line in lines if len(line) == width) < 2:
+        return _split_once(lines, width)
     wrap = Wrap(width, True, _starts(_sure_starts(lines, width, True)))
     # (a table's row padded with spaces to its width, the next row indented, says nothing)
     full = {line for line, nxt in pairwise(lines) if len(line) == width
@@ -232,6 +238,23 @@ def _word_wrap(lines: list[str], spaced: int) -> Wrap | None:
     if len(breaks) >= MIN_BREAKS and len(breaks) >= WORD_SHARE * len(going):
         return wrap
     return None
+
+
+def _split_once(lines: list[str], width: int) -> Wrap | None:
+    """A paste of one or two records, one of them cut once by a terminal: the line ends at a terminal's usual width
+    in the middle of a word and the next goes on with it. One such line says nothing in a longer paste."""
+    filled = [line for line in lines if line.strip()]
+    if len(filled) > SPLIT_ONCE_LINES or width not in TERMINAL_WIDTHS:
+        return None
+    wrap = Wrap(width, True, frozenset())
+    cut = [(line, nxt) for line, nxt in pairwise(lines) if len(line) == width and _goes_on(wrap, line, line, nxt)]
+    return wrap if len(cut) == 1 and _mid_word(cut[0][0][-1], cut[0][1][0]) else None
+
+
+def _mid_word(last: str, first: str) -> bool:
+    """Whether a line ending in ``last`` and the next starting with ``first`` read as one word cut in two: lower-case
+    letters or digits on both sides (a new record most often starts with a capital: ``Reason:``, ``HIP error``)."""
+    return all(c.isdigit() or c.isalpha() and c.islower() for c in (last, first))
 
 
 def _few(lines: list[str], width: int) -> bool:
