@@ -68,6 +68,26 @@ def test_every_rocm_version_and_where_it_was_seen() -> None:
     assert got["rocm_version"] == "6.4"  # the installed package before the wheel's tag
 
 
+@pytest.mark.parametrize("line, name, value", [
+    ("docker run -it --device=/dev/kfd --device=/dev/dri rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2",
+     "rocm_version_image", "6.1"),
+    ("Status: Downloaded newer image for rocm/vllm:rocm6.3.1_instinct_vllm0.7.3_20250311", "rocm_version_image", "6.3.1"),
+    ("FROM docker.io/rocm/dev-ubuntu-22.04:6.2-complete", "rocm_version_image", "6.2"),
+    ("rocm/tensorflow:rocm5.7-tf2.13-dev", "rocm_version_image", "5.7"),
+    ("pytorch                   2.3.1           rocm5.7_py311_0    local", "rocm_version_wheel", "5.7"),
+])
+def test_a_container_image_or_a_conda_build_names_its_release(line: str, name: str, value: str) -> None:
+    got = facts(line + "\n")
+    assert got[name] == value
+    assert got["rocm_versions"] == [".".join(value.split(".")[:2])]
+
+
+@pytest.mark.parametrize("line", ["ollama/ollama:0.6.2-rocm", "rocm/pytorch:latest", "ghcr.io/ggml-org/llama.cpp:server-rocm",
+                                  "rocm/pytorch:2.1.2"])
+def test_an_image_tag_without_a_rocm_release_names_none(line: str) -> None:
+    assert "rocm_version_image" not in facts(line + "\n")
+
+
 def test_ollamas_runner_folder_gives_its_rocm_release_and_the_gpus_support() -> None:
     text = ('time=2024-09-01T10:00:00.000Z level=INFO source=types.go:107 msg="inference compute" id=0 library=rocm '
             'variant="" compute=gfx1031 driver=6.8 name=1002:73df total="12.0 GiB" available="11.9 GiB"\n'

@@ -1,5 +1,5 @@
 """Every ROCm release a case mentions, and where: the runtime that ran, the ROCm a wheel was built
-for, installed trees and packages, the HIP library's major in a file name.
+for, installed trees and packages, a ROCm container image's tag, the HIP library's major in a file name.
 
 ``rocm_versions`` lists each distinct release (``6.2``; ``6`` where only a major is known) once;
 ``rocm_version`` is the one the process most likely ran (the runtime's own banner first, a
@@ -18,7 +18,7 @@ from triage.model import Case, Fact
 
 # Fact names, best evidence of the running release first.
 SOURCES = ("hip_version", "hip_version_runtime", "hip_version_system", "rocm_version_system", "rocm_version_package",
-           "rocm_version_path", "rocm_version_wheel", "rocm_version_library")
+           "rocm_version_image", "rocm_version_path", "rocm_version_wheel", "rocm_version_library")
 
 
 def release(value: str, parts: int = 2) -> str:

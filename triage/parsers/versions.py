@@ -15,6 +15,8 @@ Examples::
     therock-dist-linux-gfx110X-dgpu-6.5.0rc20250610.tar.gz       a TheRock tarball, the same
     torch 2.9.0+rocmsdk20251116                                  a wheel that names only its ROCm SDK's build date
     ROCm version: (7, 1)                                         ComfyUI's banner: torch.version.hip's release
+    pytorch  2.3.1  rocm5.7_py311_0                              conda's build string: a build for ROCm 5.7
+    docker run ... rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2   AMD's image for ROCm 6.1 (rocm_version_image)
     Linux gpu-box 6.8.0-40-generic #40-Ubuntu SMP PREEMPT_DYNAMIC  uname -a: the kernel release (kernel_uname)
     [pip3] torchvision==0.25.0.dev20250930+rocm7.0                torch_version, torchvision_version, torchaudio_version
 
@@ -31,7 +33,13 @@ from triage.parsers.lines import Needles, is_sentence
 
 _WHEEL = lazy(r"\+rocm(?P<v>\d+\.\d+(?:\.\d+)?)\b|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
                     r"|ROCM used to build PyTorch:\s*(?P<b>\d+\.\d+(?:\.\d+)?)"
-                    r"|\brocm_v(?P<o>\d+(?:\.\d+)?)\b")  # ollama's runner built for a ROCm release (rocm_v6, rocm_v60102)
+                    r"|\brocm_v(?P<o>\d+(?:\.\d+)?)\b"  # ollama's runner built for a ROCm release (rocm_v6, rocm_v60102)
+                    r"|\srocm(?P<c>\d+\.\d+(?:\.\d+)?)_py\d{2,3}")  # a conda build string (pytorch 2.3.1 rocm5.7_py311_0)
+# AMD's container images name their ROCm release in the tag: rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2,
+# rocm/vllm:rocm6.3.1_instinct_..., rocm/tensorflow:rocm5.7-tf2.13-dev; the base images rocm/dev-ubuntu-22.04:6.2 and
+# rocm/rocm-terminal:5.7 by the version alone.
+_IMAGE = lazy(r"(?<![\w.-])(?:[\w.-]+/)?rocm/(?:[\w.-]+:rocm|(?:dev-[\w.-]+|rocm-terminal):)(?P<v>\d+\.\d+(?:\.\d+)?)"
+              r"(?![.\d])")
 _RUNTIME = lazy(r"\bHIP (?:runtime )?version\s*[:=]\s*(?P<v>\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
 # PyTorch's collect_env prints "HIP runtime version:" from torch._C._show_config()'s "HIP Runtime" line: the HIP the
 # wheel was built with and carries, not one the process loaded (its "ROCM used to build PyTorch:" is torch.version.hip).
@@ -87,12 +95,12 @@ _PIP_SHOW = lazy(r"^Name:\s*(?P<n>torch|torchvision|torchaudio)\s*$")
 _TORCH_NAMES = {"torch": "torch_version", "pytorch": "torch_version", "torchvision": "torchvision_version",
                 "torchaudio": "torchaudio_version"}
 
-_NEEDLES = Needles(_TORCH_LISTED, r"Successfully installed", _PIP_SHOW, _WHEEL, _RUNTIME, _TORCH_HIP, _HIP_VALUE, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
+_NEEDLES = Needles(_TORCH_LISTED, r"Successfully installed", _PIP_SHOW, _WHEEL, _IMAGE, _RUNTIME, _TORCH_HIP, _HIP_VALUE, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
                    _BARE_VERSION, _THEROCK, _WHEEL_DATE, _COMFY, _UNAME)
 
 # What each kind of mention says of the process, for derive/versions.py.
 KINDS = {"wheel": "rocm_version_wheel", "runtime": "hip_version_runtime", "path": "rocm_version_path",
-         "package": "rocm_version_package", "library": "rocm_version_library"}
+         "package": "rocm_version_package", "image": "rocm_version_image", "library": "rocm_version_library"}
 
 
 def _unpacked(version: str) -> str:
@@ -152,7 +160,9 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.add_fact(_TORCH_NAMES[shown[0]], m["v"], where, quoted, 40)
             shown = ("", -10)
         for m in _WHEEL.finditer(text):
-            case.add_fact(KINDS["wheel"], m["v"] or m["w"] or m["b"] or _unpacked(m["o"]), where, quoted, 40)
+            case.add_fact(KINDS["wheel"], m["v"] or m["w"] or m["b"] or m["c"] or _unpacked(m["o"]), where, quoted, 40)
+        for m in _IMAGE.finditer(text):
+            case.add_fact(KINDS["image"], m["v"], where, quoted, 40)
         if m := _COLLECT_HIP.match(text):
             case.add_fact(KINDS["wheel"], m["v"], where, quoted, 40)
         elif m := _RUNTIME.search(text):
