@@ -1,0 +1,85 @@
+"""Stacks a program's own crash handler prints (parsers/selfstacks.py), from real output: glibc's
+backtrace_symbols and Abseil's failure signal handler (tests/fixtures/selfstacks/, made by
+tools/make_selfstack_fixtures.sh), and lines that look alike and are no crash."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from triage.model import Artifact
+from triage.parsers import parse
+
+FIXTURES = Path(__file__).parent / "fixtures" / "selfstacks"
+
+
+def _case(text: str):
+    return parse([Artifact(name="paste.txt", text=text, size=len(text))])
+
+
+def test_a_glibc_handlers_stack_starts_where_the_fault_was() -> None:
+    case = _case((FIXTURES / "glibc-handler.txt").read_text(encoding="utf-8"))
+    [stack] = case.stacks
+    assert stack.form == "glibc" and stack.crashing
+    # the handler's own frame and libc's trampoline are left out: frame 0 is the null read
+    top = stack.frames[0]
+    assert top.module.endswith("/opt/rocm-6.2.0/lib/libcrashy.so") and top.symbol == "crashy_read"
+    assert top.symbol_offset == 0xC and top.offset is None
+    assert [f.symbol for f in stack.frames[1:4]] == ["run", "main", None]
+    assert stack.frames[3].offset == 0x2724A  # "(+0xOFF)": from the module's base
+    assert case.fact("signal").value == "SEGV"
+    assert case.fault is not None and case.fault.module == top.module
+
+
+def test_an_abseil_report_is_the_crashing_stack_with_its_signal() -> None:
+    case = _case((FIXTURES / "abseil-handler.txt").read_text(encoding="utf-8"))
+    [stack] = case.stacks
+    assert stack.form == "abseil" and stack.crashing
+    assert stack.frames[0].symbol == "crashy_read" and stack.frames[0].address == 0x7FA248393105
+    assert stack.frames[1].symbol is None
+    assert case.fact("signal").value == "SEGV"
+
+
+def test_a_handler_stack_in_the_hip_runtime_is_a_runtime_crash(tmp_path: Path) -> None:
+    from triage.pipeline import triage
+
+    lines = (FIXTURES / "glibc-handler.txt").read_text(encoding="utf-8")
+    text = re.sub(r"\S*/libcrashy\.so\(crashy_read\+0xc\)", "/opt/rocm-6.2.0/lib/libamdhip64.so.6(+0x2a1b3c)", lines)
+    assert text != lines
+    (tmp_path / "crash.txt").write_text(text, encoding="utf-8")
+    top = triage([str(tmp_path / "crash.txt")]).top
+    assert top.klass == "runtime-crash" and top.confidence >= 0.45
+
+
+def test_one_frame_line_alone_is_no_stack() -> None:
+    case = _case("see /opt/rocm/lib/libamdhip64.so.6(+0x2a1b3c)[0x7f3a2b4c5d6e] in the log\n"
+                 "/opt/rocm/lib/libamdhip64.so.6(+0x2a1b3c)[0x7f3a2b4c5d6e]\n")
+    assert case.stacks == []
+
+
+def test_a_backtrace_without_a_signal_is_not_the_crash() -> None:
+    case = _case("/opt/rocm/lib/libamdhip64.so.6(+0x2a1b3c)[0x7f3a2b4c5d6e]\n"
+                 "/usr/bin/app(main+0x22)[0x55a0f89b4256]\n")
+    [stack] = case.stacks
+    assert not stack.crashing and case.fault is None
+
+
+def test_a_pytorch_exception_trace_is_not_read_as_a_crash() -> None:
+    # Real lines (harryjo97/GDSS#6): where a HIP error was raised, no crash in the runtime.
+    case = _case("terminate called after throwing an instance of 'c10::HIPError'\n"
+                 "  what():  HIP error: hipErrorNoDevice\n"
+                 "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x42 (0x7f9eff1e7212 in "
+                 "/nethome/u/anaconda3/envs/e/lib/python3.7/site-packages/torch/lib/libc10.so)\n"
+                 "frame #1: <unknown function> + 0x5618da (0x7f9f14f4a8da in "
+                 "/nethome/u/anaconda3/envs/e/lib/python3.7/site-packages/torch/lib/libtorch_hip.so)\n")
+    assert case.stacks == []
+
+
+def test_open_mpi_frames_are_read_once() -> None:
+    case = _case("[host:2287443] *** Process received signal ***\n"
+                 "[host:2287443] Signal: Segmentation fault (11)\n"
+                 "[host:2287443] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f9382842520]\n"
+                 "[host:2287443] [ 1] /opt/rocm/lib/libhsa-runtime64.so.1(+0x4857d)[0x2ac05b33357d]\n"
+                 "[host:2287443] [ 2] /opt/rocm/lib/libamdhip64.so.6(+0x1d2b3c)[0x2ac05b43357d]\n"
+                 "[host:2287443] *** End of error message ***\n")
+    assert [s.form for s in case.stacks] == ["open-mpi"]
