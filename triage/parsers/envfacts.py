@@ -25,6 +25,8 @@ _TARGET_LIST = lazy(r"gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx\w+['\"]?\s*[;, ]\s*['\"]?
 _GPU_IN_USE = lazy(r"\b(?:gpu_type|compute)=(?P<g>gfx[0-9a-f]{3,4})\b")
 _SECONDARY = lazy(r"\b(?:second|other|integrated|iGPU|APU|device 1|GPU 1|not used)\b", re.I)
 _GPU_LABEL = lazy(r"(?:^|[\s*•|-])(?:\*\*)?(?:GPU|Graphics(?: card)?|Marketing Name)(?:\*\*)?\s*(?:0\s*)?[:\t]\s*(?:\*\*)?\s*(?P<name>[^(\n,]*[A-Za-z0-9][^(\n,]*)", re.I)
+# rocminfo's ISA of an agent: "Name:  amdgcn-amd-amdhsa--gfx902:xnack+" (not a bundle's hipv4-amdgcn-... entry).
+_ISA_NAME = lazy(r"^\s*Name:\s+amdgcn-amd-amdhsa--gfx")
 _PRIMARY = lazy(r"\b(?:GPU 0|device 0|HIP device 0)\b|^\s*Name:\s*gfx|\barch gfx", re.I)
 
 _OS_LABEL = lazy(r"(?:^|[\s*•|-])(?:\*\*)?OS(?: / kernel)?(?:\*\*)?\s*[:\t]\s*(?:\*\*)?\s*(?P<v>[^,(\n]+?)\s*(?:[,(]|$)")
@@ -68,7 +70,8 @@ def _gfx_score(text: str, where: Where, case: Case) -> int:
     included), 10 for a passing mention."""
     if case.kind_of(where) in ("frame", "amdlog"):
         return 10
-    labelled = _GPU_LABEL.search(text) or "ISA" in text or "gcnArchName" in text
+    labelled = (_GPU_LABEL.search(text) or "ISA" in text or "gcnArchName" in text
+                or _ISA_NAME.match(text) is not None)  # rocminfo's "ISA Info" block names the agent's ISA on a line of its own
     return 60 if _PRIMARY.search(text) else 30 if labelled else 10
 
 
