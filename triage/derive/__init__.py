@@ -2,7 +2,8 @@
 
 Parsers record what each line says (a gfx name, a version, an environment variable); this
 stage weighs and compares them: which GPU vendor the case is about, every ROCm version seen
-and where, the GPU's real architecture beside the one an override names, APU or discrete,
+and where, the GPU's real architecture beside the one an override names, APU or discrete, the integrated GPU
+the machine's AMD processor carries,
 whether the ROCm release supports the GPU and AMD lists the running kernel for it, whether the GPU in use is an
 integrated one beside a discrete card, what the GPU's hardware supports (xnack, MFMA, WMMA), the ROCm root the compiler uses, how many folders the HIP runtime was loaded from, from
 how many folders and installs the ROCm libraries were loaded, whether the process
@@ -12,7 +13,7 @@ condition each instead of repeating the reasoning in regexes.
 
 from __future__ import annotations
 
-from triage.derive import devices, gpu, hang, libraries, runtimes, stack, toolchain, vendor, versions
+from triage.derive import apus, devices, gpu, hang, libraries, runtimes, stack, toolchain, vendor, versions
 from triage.derive.tables import Tables, load_tables
 from triage.model import Case
 
@@ -25,6 +26,7 @@ def derive(case: Case, tables: Tables) -> None:
     versions.derive(case, tables)
     gpu.derive(case, tables)
     devices.derive(case, tables)
+    apus.derive(case, tables)
     stack.derive(case)
     runtimes.derive(case)
     libraries.derive(case)
