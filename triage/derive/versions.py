@@ -1,5 +1,6 @@
 """Every ROCm release a case mentions, and where: the runtime that ran, the ROCm a wheel was built
-for, installed trees and packages, a ROCm container image's tag, the HIP library's major in a file name.
+for, installed trees and packages, a ROCm container image's tag, the HIP library's major in a file name,
+a math library's soname major (``librocblas.so.4`` is ROCm 6: tables/rocm-library-sonames.yaml).
 
 ``rocm_versions`` lists each distinct release (``6.2``; ``6`` where only a major is known) once;
 ``rocm_version`` is the one the process most likely ran (the runtime's own banner first, a
@@ -13,8 +14,11 @@ that a date never makes a second release beside a named one. ``rocm_build_date``
 
 from __future__ import annotations
 
-from triage.derive.tables import Tables, version_tuple
+import functools
+
+from triage.derive.tables import TableError, Tables, version_tuple
 from triage.model import Case, Fact
+from triage.resources import data_dir, load_yaml
 
 # Fact names, best evidence of the running release first.
 SOURCES = ("hip_version", "hip_version_runtime", "hip_version_system", "rocm_version_system", "rocm_version_package",
@@ -52,7 +56,26 @@ def _dated(case: Case, tables: Tables) -> list[tuple[str, Fact]]:
     return found
 
 
+@functools.cache
+def _sonames() -> dict[str, str]:
+    """tables/rocm-library-sonames.yaml (the shipped one: derive/tables.py's loader does not read it)."""
+    path = data_dir("signatures") / "tables" / "rocm-library-sonames.yaml"
+    try:
+        return {str(k): str(v) for k, v in load_yaml(path)["sonames"].items()}
+    except Exception as exc:  # noqa: BLE001 - any unreadable table is reported the same way
+        raise TableError(f"{path}: cannot be read ({exc}); reinstall hip-triage or fix the file") from None
+
+
+def _soname_majors(case: Case) -> None:
+    """A math library's soname (``librocblas.so.4``) as the ROCm major that ships it: ``rocm_version_library``."""
+    table = _sonames()
+    for fact in list(case.facts.get("rocm_library_soname", [])):
+        if major := table.get(fact.value):
+            case.add_fact("rocm_version_library", major, fact.where, fact.text, fact.score)
+
+
 def derive(case: Case, tables: Tables) -> None:
+    _soname_majors(case)
     seen: list[tuple[str, Fact]] = []
     for name in SOURCES:
         for fact in case.facts.get(name, []):

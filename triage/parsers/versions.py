@@ -10,6 +10,7 @@ Examples::
     HIP version: 6.2.41133-dd7f95766                             hipconfig: the runtime installed
     /opt/rocm-6.4.1/lib/libamdhip64.so.6                         an installed ROCm tree (and a major by soname)
     ii  rocm-core  6.2.0.60200-66~22.04  amd64                   a package manager's listing
+    librocblas.so.4 => /usr/lib/librocblas.so.4 (0x00007f...)   a math library's soname major: ROCm 6
     C:\\Windows\\System32\\amdhip64_7.dll                           a HIP major on Windows, by DLL name
     rocm-sdk-core==7.0.0rc20250612                               a TheRock wheel: release 7.0.0, built 2025-06-12
     therock-dist-linux-gfx110X-dgpu-6.5.0rc20250610.tar.gz       a TheRock tarball, the same
@@ -64,6 +65,8 @@ _PACKAGE_VERSION = lazy(r"^Version:\s*(?:\d+:)?(?P<v>\d+\.\d+\.\d+)")
 _INFO_VERSION = lazy(r"\.info/version\b")
 _BARE_VERSION = lazy(r"^\s*(?P<v>\d+\.\d+\.\d+)(?:[-.]\w+)*\s*$")
 _LIBRARY = lazy(r"\bamdhip64_(?P<d>\d+)\.dll\b|\blibamdhip64\.so\.(?P<s>\d+)\b", re.IGNORECASE)
+# Math libraries whose soname major tells the ROCm major (tables/rocm-library-sonames.yaml; derive/versions.py maps it).
+_SONAME = lazy(r"\blib(?:rocblas|hipblaslt|hipblas)\.so\.\d+\b")
 
 # TheRock's wheels and tarballs (pip freeze's rocm-sdk-core==7.0.0rc20250612, pip list's aligned columns, a wheel's
 # or sdist's file name rocm_sdk_core-7.0.0rc20250825-py3-none-win_amd64.whl, rocm-7.0.0rc20250825.tar.gz): the release,
@@ -95,7 +98,7 @@ _PIP_SHOW = lazy(r"^Name:\s*(?P<n>torch|torchvision|torchaudio)\s*$")
 _TORCH_NAMES = {"torch": "torch_version", "pytorch": "torch_version", "torchvision": "torchvision_version",
                 "torchaudio": "torchaudio_version"}
 
-_NEEDLES = Needles(_TORCH_LISTED, r"Successfully installed", _PIP_SHOW, _WHEEL, _IMAGE, _RUNTIME, _TORCH_HIP, _HIP_VALUE, _PATH, _PACKAGE, _LIBRARY, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
+_NEEDLES = Needles(_TORCH_LISTED, r"Successfully installed", _PIP_SHOW, _WHEEL, _IMAGE, _RUNTIME, _TORCH_HIP, _HIP_VALUE, _PATH, _PACKAGE, _LIBRARY, _SONAME, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
                    _BARE_VERSION, _THEROCK, _WHEEL_DATE, _COMFY, _UNAME)
 
 # What each kind of mention says of the process, for derive/versions.py.
@@ -181,6 +184,8 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.add_fact(KINDS["package"], m["v"], where, quoted, 40)
         for m in _LIBRARY.finditer(text):
             case.add_fact(KINDS["library"], m["d"] or m["s"], where, quoted, 20)
+        for m in _SONAME.finditer(text):
+            case.add_fact("rocm_library_soname", m.group(0), where, quoted, 20)
         if _INFO_VERSION.search(text):
             info_at = index
         elif index == info_at + 1 and (m := _BARE_VERSION.match(text)):
