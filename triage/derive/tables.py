@@ -189,7 +189,7 @@ def _codenames(data: dict, archs: dict, base: Path) -> tuple[tuple[re.Pattern[st
     rows = []
     for name, arch in (data.get("codenames") or {}).items():
         words = str(name).split()
-        pattern = re.compile(r"\s?".join(map(re.escape, words)) + r"(?![\w-])", re.IGNORECASE)
+        pattern = lazy(r"\s?".join(map(re.escape, words)) + r"(?![\w-])", re.IGNORECASE)
         rows.append((len(str(name)), pattern, _known(arch, archs, f"{base / 'gpu-ids.yaml'}: codename {name}")))
     return tuple((p, a) for _, p, a in sorted(rows, key=lambda r: -r[0]))
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import codecs
-import re
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+from triage.lazy import lazy
+
+_ANSI = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
 _BINARY_MAGIC = (b"\x7fELF", b"MDMP", b"PAGEDU64", b"PAGEDUMP", b"PK\x03\x04", b"\x1f\x8b")

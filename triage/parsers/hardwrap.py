@@ -35,12 +35,12 @@ at the first line's number, its evidence quoting both lines.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 
 # Widths people and programs wrap at lie well inside these (mail 72-78, terminals 80-200).
@@ -72,22 +72,22 @@ JOIN_LINES = 100_000
 # A broken line is at most a long word short of the width; a shorter one is taken as whole.
 WORD_SLACK = 30
 # The start of a record of its own: never the rest of the line before.
-_RECORD = re.compile(
+_RECORD = lazy(
     r"^(?::\d:|\s*#\d+\s|\s*\[\s*\d+\.\d+\]|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d "
     r"|Traceback \(most recent call last\)|\s*File \"|\s*0x[0-9A-Fa-f]{6,16},\s|Thread \d+ |Stack trace of thread"
     r"|==\d+==|\s*frame #\d+:|\s*\* thread #|\[pid:|[A-Z]\w*(?:Error|Exception|Warning):\s|\s*at 0x[0-9A-Fa-f]+:"
     r"|\s*by 0x[0-9A-Fa-f]+:|\s*\d+ 0x[0-9a-f]{8,16} in |\S+\[\d+\]: |\s*0x[0-9a-fA-F]{8,16} in "
     r"|\[[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4}\]|time=\d{4}-|\d+\.\d\d\.\d{3}\.\d{3} [IWED] "
     r"|(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\b[\s:]|[\w.-]+@[\w.-]+:\S*[$#] )")
-_RULE = re.compile(r"^\s*(\S)\1{7,}\s*$")  # a rule of ===== or -----
+_RULE = lazy(r"^\s*(\S)\1{7,}\s*$")  # a rule of ===== or -----
 # A row of a drawn box or table (Rich's tracebacks, amd-smi): as wide as the terminal by design, and whole.
 _BOX_END = frozenset("|│┃║╮╯┐┘╗╝┤┫╣+")
 _BOX_START = frozenset("│┃║╰╭└┌╚╔├┣╠")
-_FIRST_WORD = re.compile(r"\S+")
-_LEAD = re.compile(r"\s*(\W*[\w.-]*)")  # a line's leading word, with what comes before it: "amdgpu", "[drm", "clang-9"
+_FIRST_WORD = lazy(r"\S+")
+_LEAD = lazy(r"\s*(\W*[\w.-]*)")  # a line's leading word, with what comes before it: "amdgpu", "[drm", "clang-9"
 # The form of a line's start: the leading word as "w" between what comes before and after it ("w = ", "[w]", "w: ").
-_FORM = re.compile(r"\s*(\W{0,3}?)([\w.-]*)([^\w.-]{0,3})")
-_SPACES = re.compile(r"\s+")
+_FORM = lazy(r"\s*(\W{0,3}?)([\w.-]*)([^\w.-]{0,3})")
+_SPACES = lazy(r"\s+")
 _PLAIN_FORMS = frozenset({"w", "w "})  # a word: how sentences and the rest of a broken one start alike
 
 

@@ -45,17 +45,17 @@ _JOURNAL = lazy(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d [\w.-]+ (?P<ident>[\w
 _KERNEL = lazy(r"(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d|" + _CLOCK + r") [\w.-]+ kernel: ")
 # One of these, each anchored at the start of what is left of the line.
 _SIMPLE = (
-    re.compile(r"\[pod/[^\]\s]{1,200}\] "),  # kubectl logs --prefix
-    re.compile(_CLOCK + r" (?:stdout|stderr) [FP] "),  # a container runtime's CRI log file (kubelet's /var/log/pods)
-    re.compile(r"\[?" + _CLOCK + r"\]?:? +"),  # CI runners, containers, ComfyUI's [clock]
-    re.compile(r"-? ?[\w.]{1,64} - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "),  # Python logging's usual format, after its clock
-    re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:"),  # Python logging's default (basicConfig) format
-    re.compile(r"(?:> )+"),  # a quoted reply (not Python's >>> prompt: it has no space after the first >)
+    lazy(r"\[pod/[^\]\s]{1,200}\] "),  # kubectl logs --prefix
+    lazy(_CLOCK + r" (?:stdout|stderr) [FP] "),  # a container runtime's CRI log file (kubelet's /var/log/pods)
+    lazy(r"\[?" + _CLOCK + r"\]?:? +"),  # CI runners, containers, ComfyUI's [clock]
+    lazy(r"-? ?[\w.]{1,64} - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "),  # Python logging's usual format, after its clock
+    lazy(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:"),  # Python logging's default (basicConfig) format
+    lazy(r"(?:> )+"),  # a quoted reply (not Python's >>> prompt: it has no space after the first >)
     # Ray's and vLLM's worker tags: "(RayWorkerWrapper pid=4711, ip=10.0.0.5) ", "(VllmWorker rank=0 pid=4711) ".
-    re.compile(r"\((?:[A-Za-z_][\w.-]{0,63} )?(?:[a-z_]{1,16}=[\w.:-]{1,64},? )*pid=\d{1,10}"
-               r"(?:,? [a-z_]{1,16}=[\w.:-]{1,64}){0,4}\) "),
-    re.compile(r"\[\d{1,6},\d{1,6}\]<(?:stdout|stderr|stddiag)>: ?"),  # mpirun --tag-output
-    re.compile(r"\d{1,4}\|[\w.-]{1,64} *\| "),  # pm2 logs: "0|ollama   | "
+    lazy(r"\((?:[A-Za-z_][\w.-]{0,63} )?(?:[a-z_]{1,16}=[\w.:-]{1,64},? )*pid=\d{1,10}"
+         r"(?:,? [a-z_]{1,16}=[\w.:-]{1,64}){0,4}\) "),
+    lazy(r"\[\d{1,6},\d{1,6}\]<(?:stdout|stderr|stddiag)>: ?"),  # mpirun --tag-output
+    lazy(r"\d{1,4}\|[\w.-]{1,64} *\| "),  # pm2 logs: "0|ollama   | "
 )
 # docker compose: "service-1  | ": taken only for a service name on several lines of the file.
 _COMPOSE = lazy(r"(?P<service>[\w.-]{1,64}?)(?:[-_]\d{1,3})? *\| ")
