@@ -65,3 +65,30 @@ def test_features_are_templates_signatures_and_class() -> None:
     feats = features(result.case, result.diagnoses)
     assert "s:hip-no-code-object-for-gpu" in feats and "c:no-code-object" in feats
     assert any(f.startswith("t:") and "<hex>" in f for f in feats)
+
+
+def test_the_index_read_back_from_the_cache_ranks_as_one_built_from_the_file(tmp_path, monkeypatch) -> None:
+    """The cached form (with its per-feature case lists) answers as the JSON file does, and a changed file is
+    read again, not served from the cache."""
+    from triage.match import similar
+
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    shipped = data_dir("signatures") / INDEX
+    copy = tmp_path / INDEX
+    copy.write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
+    built = similar._build(copy)
+    similar._load.cache_clear()
+    load_index(tmp_path)  # builds and keeps it
+    similar._load.cache_clear()
+    kept = load_index(tmp_path)
+    assert built is not None and kept is not None and list((tmp_path / "cache" / "similar").iterdir())
+    answers = [nearest(feats | {"t:a line no case has"}, built) for *_, feats in built.cases[::10]]
+    assert sum(map(bool, answers)) > len(answers) // 2
+    assert [nearest(feats | {"t:a line no case has"}, kept) for *_, feats in built.cases[::10]] == answers
+    data = json.loads(copy.read_text(encoding="utf-8"))
+    data["cases"] = data["cases"][:1]
+    copy.write_text(json.dumps(data), encoding="utf-8")
+    similar._load.cache_clear()
+    changed = load_index(tmp_path)
+    assert changed is not None and len(changed.cases) == 1
+    similar._load.cache_clear()

@@ -12,20 +12,23 @@ by how rare it is in the index (a template most cases share says little). The in
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
-import re
+import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from triage.lazy import lazy
 from triage.match.templates import key_lines, template
 from triage.model import Case, Diagnosis
+from triage.resources import cache_dir, read_cached, source_key, write_cached
 
 INDEX = "similar-cases.json"
 SHOWN = 3
 MINIMUM = 0.12  # below this similarity a case is not "similar" at all
-_WORD = re.compile(r"[A-Za-z_][A-Za-z_]{3,}")
+_WORD = lazy(r"[A-Za-z_][A-Za-z_]{3,}")
 _FEATURE_WEIGHT = {"t": 1.0, "w": 0.25, "s": 1.5, "c": 1.0}  # template, word, signature, class
 
 
@@ -42,6 +45,11 @@ class Similar:
 class Index:
     cases: tuple[tuple[str, str, str, str, frozenset[str]], ...]  # name, class, conclusion, source, features
     weight: dict[str, float]
+    # Worked out at load so that a comparison visits only the cases that share a feature: each case's summed
+    # weight (in the order a sum over its features always took), and which cases carry each feature.
+    totals: tuple[float, ...] = ()
+    holders: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    heaviest: float = 1.0  # the weight of a feature no case has
 
 
 def features(case: Case, diagnoses: list[Diagnosis]) -> frozenset[str]:
@@ -66,16 +74,40 @@ def make_index(entries: list[tuple[str, str, str, str, frozenset[str]]]) -> dict
 
 @functools.cache
 def _load(path: Path, stamp: tuple[int, int]) -> Index | None:
+    """The index as ``nearest`` reads it, from the per-user cache while the file and this code stay the same
+    (reading the JSON and working the weights out took some 5 % of a warm single triage)."""
+    folder = cache_dir("similar")
+    kept = None
+    if folder is not None:
+        key = repr((str(path.resolve()), stamp, sys.version_info[:2], source_key("match")))
+        kept = folder / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.pickle"
+        found = read_cached(kept)
+        if isinstance(found, Index):
+            return found
+    index = _build(path)
+    if index is not None and kept is not None:
+        write_cached(kept, index)
+    return index
+
+
+def _build(path: Path) -> Index | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        # Interned: the cases' features and the weights' keys are then the same strings, kept once in the cache.
         cases = tuple((str(c["case"]), str(c["class"]), str(c["conclusion"]), str(c["source"]),
-                       frozenset(map(str, c["features"]))) for c in data["cases"])
+                       frozenset(sys.intern(str(f)) for f in c["features"])) for c in data["cases"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
     counts = Counter(f for *_, feats in cases for f in feats)
     total = max(len(cases), 1)
     weight = {f: _FEATURE_WEIGHT.get(f[0], 1.0) * math.log(1 + total / n) for f, n in counts.items()}
-    return Index(cases, weight)
+    totals = tuple(sum(weight[f] for f in feats) for *_, feats in cases)
+    holders: dict[str, list[int]] = {}
+    for number, (*_, feats) in enumerate(cases):
+        for f in feats:
+            holders.setdefault(f, []).append(number)
+    return Index(cases, weight, totals, {f: tuple(numbers) for f, numbers in holders.items()},
+                 max(weight.values(), default=1.0))
 
 
 def load_index(folder: Path) -> Index | None:
@@ -92,15 +124,16 @@ def nearest(feats: frozenset[str], index: Index | None, shown: int = SHOWN) -> l
     """The most similar labelled cases, best first, above the minimum similarity."""
     if index is None or not feats:
         return []
-    default = max(index.weight.values(), default=1.0)
+    default = index.heaviest
     mine = sum(index.weight.get(f, default) for f in feats)
     scored = []
-    for name, klass, conclusion, source, theirs in index.cases:
+    holders = index.holders
+    sharing = sorted({number for f in feats for number in holders.get(f, ())})  # the cases with a common feature
+    for number in sharing:
+        name, klass, conclusion, source, theirs = index.cases[number]
         common = feats & theirs
-        if not common:
-            continue
         shared = sum(index.weight.get(f, default) for f in common)
-        score = shared / (mine + sum(index.weight.get(f, default) for f in theirs) - shared)
+        score = shared / (mine + index.totals[number] - shared)
         if score >= MINIMUM:
             scored.append(Similar(name, klass, conclusion, source, round(score, 2)))
     scored.sort(key=lambda s: (-s.score, s.case))
