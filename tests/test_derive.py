@@ -88,6 +88,17 @@ def test_an_image_tag_without_a_rocm_release_names_none(line: str) -> None:
     assert "rocm_version_image" not in facts(line + "\n")
 
 
+@pytest.mark.parametrize("text, release", [("$ uname -r\n6.8.0-40-generic\n", "6.8.0-40-generic"),
+                                            ("user@box:~$ uname -r\n5.15.0-105-generic\n", "5.15.0-105-generic"),
+                                            ("uname -r\n6.14.0-29-generic\n", "6.14.0-29-generic")])
+def test_the_kernel_release_from_uname_r(text: str, release: str) -> None:
+    assert facts(text)["kernel_uname"] == release
+
+
+def test_a_version_after_other_commands_is_no_kernel() -> None:
+    assert "kernel_uname" not in facts("$ hipcc --version\n6.2.41133\n$ uname -r\n")
+
+
 def test_ollamas_runner_folder_gives_its_rocm_release_and_the_gpus_support() -> None:
     text = ('time=2024-09-01T10:00:00.000Z level=INFO source=types.go:107 msg="inference compute" id=0 library=rocm '
             'variant="" compute=gfx1031 driver=6.8 name=1002:73df total="12.0 GiB" available="11.9 GiB"\n'

@@ -19,6 +19,7 @@ Examples::
     pytorch  2.3.1  rocm5.7_py311_0                              conda's build string: a build for ROCm 5.7
     docker run ... rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2   AMD's image for ROCm 6.1 (rocm_version_image)
     Linux gpu-box 6.8.0-40-generic #40-Ubuntu SMP PREEMPT_DYNAMIC  uname -a: the kernel release (kernel_uname)
+    $ uname -r  /  6.8.0-40-generic                              the same, on the line after the command
     [pip3] torchvision==0.25.0.dev20250930+rocm7.0                torch_version, torchvision_version, torchaudio_version
 
 derive/versions.py compares them; this parser only says what each line states.
@@ -84,6 +85,9 @@ _COMFY = lazy(r"^\s*ROCm version:\s*\((?P<maj>\d+),\s*(?P<min>\d+)\)")
 # uname -a: "Linux HOST RELEASE #BUILD ..." (envfacts reads "Linux version X" and "Kernel: X" as the fact kernel; this one
 # is kernel_uname, which derive/gpu.py reads beside it).
 _UNAME = lazy(r"^\s*Linux\s+\S+\s+(?P<v>\d\.\d+\.\d+[-\w.+~]*)\s+#\d+")
+# `uname -r` prints the release alone on the next line ("6.8.0-40-generic").
+_UNAME_R = lazy(r"(?:^|[$#>]\s*)uname\s+-r\s*$")
+_KERNEL_RELEASE = lazy(r"^\s*(?P<v>\d\.\d+\.\d+[-\w.+~]*)\s*$")
 
 # The torch family's versions, with a local tag when there is one (+rocm6.1, +git..., .dev2025...): pip freeze's
 # torch==2.4.1+rocm6.1, pip list's aligned columns, collect_env's "[pip3] torch==..." and "[conda] pytorch 2.0.1 ...",
@@ -99,7 +103,7 @@ _TORCH_NAMES = {"torch": "torch_version", "pytorch": "torch_version", "torchvisi
                 "torchaudio": "torchaudio_version"}
 
 _NEEDLES = Needles(_TORCH_LISTED, r"Successfully installed", _PIP_SHOW, _WHEEL, _IMAGE, _RUNTIME, _TORCH_HIP, _HIP_VALUE, _PATH, _PACKAGE, _LIBRARY, _SONAME, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
-                   _BARE_VERSION, _THEROCK, _WHEEL_DATE, _COMFY, _UNAME)
+                   _BARE_VERSION, _THEROCK, _WHEEL_DATE, _COMFY, _UNAME, _UNAME_R)
 
 # What each kind of mention says of the process, for derive/versions.py.
 KINDS = {"wheel": "rocm_version_wheel", "runtime": "hip_version_runtime", "path": "rocm_version_path",
@@ -149,6 +153,7 @@ def parse(artifact: Artifact, case: Case) -> None:
     shown = ("", -10)  # the package and line of the last `pip show torch...` "Name:" line
     package_at = -10  # the line of the last "Package: rocm-..." of an `apt show` / `dpkg -s`
     info_at = -10  # the line of the last `cat /opt/rocm/.info/version`
+    uname_at = -10  # the line of the last `uname -r`
     asked_at = -10  # the line of the last mention of torch.version.hip with no value on it
     alone = False  # whether that line asks for torch.version.hip only (its value is then the next line)
     for index, where, text in _NEEDLES.readable_lines(artifact):
@@ -186,6 +191,10 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.add_fact(KINDS["library"], m["d"] or m["s"], where, quoted, 20)
         for m in _SONAME.finditer(text):
             case.add_fact("rocm_library_soname", m.group(0), where, quoted, 20)
+        if _UNAME_R.search(text):
+            uname_at = index
+        elif index == uname_at + 1 and (m := _KERNEL_RELEASE.match(text)):
+            case.add_fact("kernel_uname", m["v"], where, quoted, 45)
         if _INFO_VERSION.search(text):
             info_at = index
         elif index == info_at + 1 and (m := _BARE_VERSION.match(text)):
