@@ -138,3 +138,12 @@ def test_the_os_a_report_names_outweighs_a_paths_hint() -> None:
     assert "os" not in parse([artifact("Architecture: gfx900\nName: Radeon RX Vega\n")]).flat_facts()
     wsl = "OS: Ubuntu 22.04.4 LTS on Windows 10 x86_64 (WSL2)\nC:\\Users\\ana\\models\\x.gguf\n"
     assert parse([artifact(wsl)]).flat_facts()["os"] == "linux"
+
+
+def test_an_unset_variable_before_a_cut_in_ollamas_config_is_no_fact() -> None:
+    """A paste cut inside the next key (real, ollama#15752's log) leaves a name where the value would be."""
+    line = ('time=2025-01-01T10:00:00.000Z level=INFO source=routes.go:1 msg="server config" '
+            'env="map[CUDA_VISIBLE_DEVICES:-1 GPU_DEVICE_ORDINAL: HIP_VISIBLE_DEVICES: HSA_OVERRIDE_GFX_VERSION: HTTPS_P\n')
+    facts = parse([artifact(line)]).flat_facts()
+    assert "env_HSA_OVERRIDE_GFX_VERSION" not in facts
+    assert facts["env_CUDA_VISIBLE_DEVICES"] == "-1"

@@ -51,6 +51,7 @@ _ENV_KEYS = (r"LD_LIBRARY_PATH|LD_PRELOAD|HSA_OVERRIDE_GFX_VERSION|HIP_VISIBLE_D
 _ENV_VALUE = r"(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`),]*)"
 _ENV_ASSIGN = lazy(r"\b(?P<k>" + _ENV_KEYS + r")(?:=|:[ \t]?|[\"']\]?[ \t]*[=,][ \t]*)(?![A-Z][A-Z0-9_]*:)"  # not the next key
                    + _ENV_VALUE)
+_NEXT_KEY = lazy(r"[A-Z][A-Z0-9]*_[A-Z0-9_]*")  # a variable's name where its value should be
 _ENV_SPACED = lazy(r"(?:\bENV|\bset -g?x|\bsetx)[ \t]+(?P<k>" + _ENV_KEYS + r")[ \t]+" + _ENV_VALUE)
 
 # A GPU product named anywhere (derive/gpu.py maps it to its architecture with tables/gpus.yaml).
@@ -157,8 +158,8 @@ def _product(text: str, where: Where, case: Case) -> None:
 def _environment(text: str, where: Where, case: Case) -> None:
     for m in [*_ENV_ASSIGN.finditer(text), *_ENV_SPACED.finditer(text)]:
         value = m["v"].strip("\"'")
-        if not value:  # "HIP_VISIBLE_DEVICES: OLLAMA_HOST:..." in ollama's config: unset
-            continue
+        if not value or _NEXT_KEY.fullmatch(value):  # "HIP_VISIBLE_DEVICES: OLLAMA_HOST:..." in ollama's config: unset
+            continue  # (a paste cut inside the next key leaves "HSA_OVERRIDE_GFX_VERSION: HTTPS_P")
         case.add_fact(f"env_{m['k']}", value, where, text.strip(), 20)
 
 
