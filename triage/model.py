@@ -257,6 +257,7 @@ class Evidence:
 
 @dataclass
 class Workaround:
+    """One way around the cause, with its commands and whether (and by whom) it is known to work."""
     title: str
     commands: str
     verified: bool

@@ -25,6 +25,7 @@ class TableError(ValueError):
 
 @dataclass(frozen=True)
 class Arch:
+    """One gfx processor of gpus.yaml: its family, generation, whether it is an APU and its product names."""
     name: str
     family: str
     apu: bool
@@ -34,6 +35,7 @@ class Arch:
 
 @dataclass(frozen=True)
 class Tables:
+    """The support tables of a signature folder, read once a process."""
     archs: dict[str, Arch]
     generic: dict[str, frozenset[str]]
     known_since: dict[str, tuple[int, ...]]

@@ -68,6 +68,7 @@ class IngestError(Exception):
 
 @dataclass(frozen=True)
 class Limits:
+    """How much a run reads and unpacks at most: hostile inputs stop at these, with a warning."""
     file_bytes: int = 256 * 1024 * 1024  # a binary file or an archive given as a path or stdin
     member_bytes: int = 128 * 1024 * 1024  # one archive member, or one compressed stream, unpacked
     total_bytes: int = 256 * 1024 * 1024  # read from files and unpacked from archives, over all inputs
@@ -134,6 +135,7 @@ class _BadZip(Exception):
 
 @dataclass
 class _Entry:
+    """A zip member as its central directory describes it."""
     name: str
     flags: int
     method: int

@@ -37,6 +37,7 @@ TOGETHER_MAX_CHARS = 4 << 20
 
 @dataclass
 class Hit:
+    """How far a condition holds on a case, with the evidence that says so and the values it captured."""
     factor: float
     evidence: list[Evidence] = field(default_factory=list)
     captures: dict[str, str] = field(default_factory=dict)

@@ -39,6 +39,7 @@ class SignatureError(ValueError):
 
 @dataclass
 class Condition:
+    """One condition of a signature (a log pattern, a fact test, or a group of conditions)."""
     id: str
     kind: str
     spec: Any
@@ -106,6 +107,7 @@ class Patterns(KeptDict):
 
 @dataclass
 class Signature:
+    """One signature file as the engine reads it: what it names, its conditions and its texts."""
     id: str
     title: str
     klass: str
@@ -173,6 +175,7 @@ class Prefilters:
 
 @dataclass
 class Database:
+    """Every signature of a folder with its settings and prefilters: loaded once, kept in the per-user cache."""
     version: str
     threshold: float
     anchor_strength: float

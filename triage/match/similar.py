@@ -34,6 +34,7 @@ _FEATURE_WEIGHT = {"t": 1.0, "w": 0.25, "s": 1.5, "c": 1.0}  # template, word, s
 
 @dataclass(frozen=True)
 class Similar:
+    """One labelled case like this one, with its similarity (0-1)."""
     case: str
     klass: str
     conclusion: str
@@ -43,6 +44,7 @@ class Similar:
 
 @dataclass(frozen=True)
 class Index:
+    """The labelled cases and their features, as ``nearest`` compares against them."""
     cases: tuple[tuple[str, str, str, str, frozenset[str]], ...]  # name, class, conclusion, source, features
     weight: dict[str, float]
     # Worked out at load so that a comparison visits only the cases that share a feature: each case's summed
