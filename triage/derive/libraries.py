@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from triage.derive.runtimes import folder_of
 from triage.model import Case, Where
 from triage.parsers.libloads import library_name
 
@@ -64,16 +65,10 @@ def _loads(case: Case) -> list[tuple[str, Where, str]]:
 
 
 def _folder(path: str) -> tuple[str, str] | None:
-    """(the folder as printed, its comparable form), or None for a bare file name."""
-    path = path.strip().strip("'\"`")
-    cut = max(path.rfind("/"), path.rfind("\\"))
-    if cut <= 0:
+    """(the folder as printed, its comparable form: ROCm 5's hip/lib and hsa/lib as the tree's lib), or None."""
+    if (found := folder_of(path)) is None:
         return None
-    folder = path[:cut]
-    key = folder.replace("\\", "/").rstrip("/")
-    if re.match(r"[A-Za-z]:/", key):
-        key = key.lower()
-    key = re.sub(r"/lib64(?=/|$)", "/lib", key)
+    folder, key = found
     return folder, re.sub(r"^(/opt/rocm(?:-[\w.-]+)?)/(?:hip|hsa)/lib(?=/|$)", r"\1/lib", key)
 
 

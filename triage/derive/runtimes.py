@@ -21,23 +21,32 @@ from triage.model import Case, Where
 
 _RUNTIME = lazy(r"(?:^|[\\/])(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*)$", re.IGNORECASE)
 _LDD_PATH = lazy(r"\blibamdhip64\.so[\w.]*\s+=>\s+(?P<p>/\S+)")
-_SAME_INSTALL = ((re.compile(r"/opt/rocm-\d[\w.-]*"), "/opt/rocm"), (re.compile(r"/lib64(?=/|$)"), "/lib"),
-                 (re.compile(r"/opt/rocm/hip/lib(?=/|$)"), "/opt/rocm/lib"))
+# Folders of one install: a versioned tree and its /opt/rocm link, and ROCm 5's hip/lib beside lib.
+_SAME_INSTALL = ((re.compile(r"/opt/rocm-\d[\w.-]*"), "/opt/rocm"), (re.compile(r"/opt/rocm/hip/lib(?=/|$)"), "/opt/rocm/lib"))
 
 
-def _folder(path: str) -> tuple[str, str] | None:
-    """(the folder as printed, its canonical form), or None for a bare file name."""
+def folder_of(path: str) -> tuple[str, str] | None:
+    """(the folder of a file's path as printed, a form to compare: forward slashes, a Windows drive's path in lower
+    case, lib64 as lib, no trailing slash), or None for a bare file name."""
     path = path.strip().strip("'\"`")
     cut = max(path.rfind("/"), path.rfind("\\"))
     if cut <= 0:
         return None
     folder = path[:cut]
-    key = folder.replace("\\", "/")
+    key = folder.replace("\\", "/").rstrip("/")
     if re.match(r"[A-Za-z]:/", key):
         key = key.lower()
+    return folder, re.sub(r"/lib64(?=/|$)", "/lib", key)
+
+
+def _folder(path: str) -> tuple[str, str] | None:
+    """(the folder as printed, its canonical form: one for every folder of the same install), or None."""
+    if (found := folder_of(path)) is None:
+        return None
+    folder, key = found
     for pattern, canonical in _SAME_INSTALL:
         key = pattern.sub(canonical, key)
-    return folder, key.rstrip("/")
+    return folder, key
 
 
 def derive(case: Case) -> None:
