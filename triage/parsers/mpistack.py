@@ -109,7 +109,7 @@ def _is_handler(frame: Frame) -> bool:
     return _basename(frame.module).startswith("libucs.") or (frame.symbol or "").startswith("ucs_")
 
 
-def _is_trampoline(frame: Frame) -> bool:
+def is_trampoline(frame: Frame) -> bool:
     """The kernel's signal return trampoline, named by the C library's module or, symbolized without it, by one of
     glibc's internal names (``__restore_rt``, or the symbol before it: ``__funlockfile``, ``__sigaction``)."""
     name = _basename(frame.module)
@@ -124,7 +124,7 @@ def crash_frames(frames: list[Frame]) -> list[Frame]:
     start = 0
     while start < len(frames) and _is_handler(frames[start]):
         start += 1
-    if start < len(frames) and _is_trampoline(frames[start]):
+    if start < len(frames) and is_trampoline(frames[start]):
         start += 1
     kept = frames[start:]
     for number, frame in enumerate(kept):

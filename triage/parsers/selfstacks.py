@@ -28,7 +28,7 @@ from __future__ import annotations
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles
-from triage.parsers.mpistack import MAX_FRAMES, SIGNALS, glibc_frame
+from triage.parsers.mpistack import MAX_FRAMES, SIGNALS, glibc_frame, is_trampoline
 
 # "PATH(SYM+0xOFF) [0xADDR]", "PATH(+0xOFF)[0xADDR]", after an optional frame number ("#3 ", "3: ", "[bt] (3) ")
 _GLIBC = lazy(r"^\s*(?:#\d{1,3}\s+|\d{1,3}:?\s+|\[bt\]\s*\(\d{1,3}\)\s+)?(?P<body>[^\s()\[\]][^()\[\]\s]*"
@@ -38,7 +38,6 @@ _SIGNALLED = lazy(r"(?i)\b(?:(?:caught|received|got) signal:? (?:SIG)?(?P<n>\d{1
                   r"|SIG(?P<s>SEGV|ABRT|BUS|FPE|ILL)\b|(?P<segv>segmentation fault)|(?P<bus>bus error)|(?P<abrt>aborted))")
 _NAMED = {"segv": "SEGV", "bus": "BUS", "abrt": "ABRT"}
 _SIGNAL_WINDOW = 5  # lines between a signal line and the first frame of the stack it caused
-_TRAMPOLINE = lazy(r"(?:^|/)(?:libc|libpthread)(?:\.so[.\d]*|-[\d.]+\.so)$")
 _TRAMPOLINE_FRAMES = 4  # a handler prints a few frames of its own before the trampoline
 
 _ABSL_HEADER = lazy(r"^\s*\*\*\* SIG(?P<name>[A-Z]+) received at time=\d+(?: on cpu \d+)? \*\*\*\s*$")
@@ -115,8 +114,7 @@ def _close(case: Case, block: _Block | None) -> None:
     frames = block.frames
     crashing = block.crashing
     if block.form == "glibc":
-        trampoline = next((i for i, f in enumerate(frames[:_TRAMPOLINE_FRAMES])
-                           if f.module and _TRAMPOLINE.search(f.module)), None)
+        trampoline = next((i for i, f in enumerate(frames[:_TRAMPOLINE_FRAMES]) if f.module and is_trampoline(f)), None)
         if trampoline is not None and trampoline + 1 < len(frames):
             frames, crashing = frames[trampoline + 1:], True
     elif block.form == "abseil":
