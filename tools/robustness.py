@@ -28,13 +28,13 @@ from triage.corpus.pastes import TRANSFORMS  # noqa: E402
 
 
 def _answer(folder: Path, transform: str | None) -> bool:
-    """Whether the tool names the case right, its input files passed through ``transform`` (None: as posted)."""
+    """Whether the tool names the case right (as tools/accuracy.py counts it), its input files passed through
+    ``transform`` (None: as posted)."""
     from triage.pipeline import triage
 
     label = read_label(folder)
     if transform is None:
-        top = triage([str(folder)]).top
-        return label.right(top.klass if top.confidence >= 0.45 else "unknown")
+        return label.right(triage([str(folder)]).top.klass)
     tmp = Path(tempfile.mkdtemp(prefix="robustness-"))
     try:
         for path in folder.iterdir():
@@ -46,8 +46,7 @@ def _answer(folder: Path, transform: str | None) -> bool:
                 shutil.copy(path, tmp / path.name)
                 continue
             (tmp / path.name).write_text(TRANSFORMS[transform](text), encoding="utf-8", newline="")
-        top = triage([str(tmp)]).top
-        return label.right(top.klass if top.confidence >= 0.45 else "unknown")
+        return label.right(triage([str(tmp)]).top.klass)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
