@@ -1,5 +1,7 @@
 """The labelled real cases that look most like this one, for the support engineer: class, what
-the thread concluded, and its link. Shown apart from the diagnosis and never part of it.
+the thread concluded, and its link. Shown apart from the diagnosis and never part of it: where no
+signature answers, their vote names the right class too rarely to be an answer (measured on the
+design cases, each with its own thread left out, by ``python3 tools/similar_vote.py``).
 
 A case is described by features: the templates of its error lines (numbers, addresses and
 paths made placeholders), the words of those templates, the signatures that were candidates
@@ -100,9 +102,16 @@ def _build(path: Path) -> Index | None:
                        frozenset(sys.intern(str(f)) for f in c["features"])) for c in data["cases"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return index_of(cases)
+
+
+def index_of(cases: tuple[tuple[str, str, str, str, frozenset[str]], ...]) -> Index | None:
+    """The index of these cases (name, class, conclusion, source, features), each feature weighted by how rare
+    it is among them; None when there are none. tools/similar_vote.py makes one per left-out thread."""
+    if not cases:
+        return None
     counts = Counter(f for *_, feats in cases for f in feats)
-    total = max(len(cases), 1)
-    weight = {f: _FEATURE_WEIGHT.get(f[0], 1.0) * math.log(1 + total / n) for f, n in counts.items()}
+    weight = {f: _FEATURE_WEIGHT.get(f[0], 1.0) * math.log(1 + len(cases) / n) for f, n in counts.items()}
     totals = tuple(sum(weight[f] for f in feats) for *_, feats in cases)
     holders: dict[str, list[int]] = {}
     for number, (*_, feats) in enumerate(cases):
@@ -122,8 +131,8 @@ def load_index(folder: Path) -> Index | None:
     return _load(path, (stat.st_mtime_ns, stat.st_size))
 
 
-def nearest(feats: frozenset[str], index: Index | None, shown: int = SHOWN) -> list[Similar]:
-    """The most similar labelled cases, best first, above the minimum similarity."""
+def nearest(feats: frozenset[str], index: Index | None, shown: int = SHOWN, minimum: float = MINIMUM) -> list[Similar]:
+    """The most similar labelled cases, best first, at or above the minimum similarity."""
     if index is None or not feats:
         return []
     default = index.heaviest
@@ -136,7 +145,7 @@ def nearest(feats: frozenset[str], index: Index | None, shown: int = SHOWN) -> l
         common = feats & theirs
         shared = sum(index.weight.get(f, default) for f in common)
         score = shared / (mine + index.totals[number] - shared)
-        if score >= MINIMUM:
+        if score >= minimum:
             scored.append(Similar(name, klass, conclusion, source, round(score, 2)))
     scored.sort(key=lambda s: (-s.score, s.case))
     return scored[:shown]
