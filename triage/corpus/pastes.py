@@ -3,7 +3,8 @@
 A collector puts its prefix before every line (journald, docker compose, Kubernetes, a container
 runtime's log file, Ray and vLLM workers, srun, mpirun, pm2, Python's logging), a reply quotes it,
 a viewer numbers its lines, a chat program makes its spaces no-break ones, Windows ends them with CRLF, a terminal keeps its colour codes, a page's
-source escapes it, a terminal or a mail editor hard-wraps it. The tool must read each the way it
+source escapes it, a terminal or a mail editor hard-wraps it, a program hands it on as one escaped string (a JSON
+field, a Python exception's repr of the output it captured). The tool must read each the way it
 reads the bare log: ``tools/robustness.py`` measures that on the whole corpus, the parser tests on
 chosen cases.
 """
@@ -75,6 +76,18 @@ def html_source(text: str) -> str:
     return "\n".join(html.escape(line) + "<br />" for line in text.split("\n"))
 
 
+def json_escaped(text: str) -> str:
+    """The log as one JSON string field of an object on one line after a logger's words (an API's error field, a CI
+    job's JSON log): its newlines, quotes, backslashes and non-ASCII characters escaped."""
+    return 'ERROR job failed: {"status": "failed", "log": ' + json.dumps(text) + "}"
+
+
+def python_repr(text: str) -> str:
+    """The log as Python prints captured output in an exception (``subprocess.CalledProcessError``'s ``output``):
+    the repr of its bytes, one line."""
+    return f"subprocess.CalledProcessError: Command returned non-zero exit status 1, output={text.encode('utf-8')!r}"
+
+
 TRANSFORMS: dict[str, Transform] = {
     **{name: prefixed(prefix) for name, prefix in PREFIXES.items()},
     "docker-json": json_lines("log"),
@@ -87,4 +100,6 @@ TRANSFORMS: dict[str, Transform] = {
     "fold-80": folded(80),
     "fold-100": folded(100),
     "mail-wrap-72": mail_wrapped(72),
+    "json-escaped": json_escaped,
+    "python-repr": python_repr,
 }

@@ -69,4 +69,9 @@ def decode(data: bytes, encoding: str | None = None) -> str:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\x00" in text:
         text = text.replace("\x00", "")
+    return without_colours(text)
+
+
+def without_colours(text: str) -> str:
+    """The text without a terminal's colour and title escape sequences."""
     return _ANSI.sub("", text) if "\x1b" in text else text

@@ -24,7 +24,9 @@ is skipped; a text past it keeps its first and last parts, and later files are s
 Members with absolute or ``..`` paths, links and devices are reported and skipped. A corrupt
 or truncated archive keeps the members read before the damage. A text line longer than
 ``Limits.line_chars`` is cut, with a warning, so that one huge line cannot make the line
-parsers slow.
+parsers slow. A line that is a log escaped into one string (a JSON field, a Python repr of captured
+output, an rsyslog message with #012 for its newlines) is first opened into its lines (ingest/escaped.py), with
+a warning that says so.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO
 
 from triage.ingest.decode import decode, looks_binary, text_encoding
+from triage.ingest.escaped import open_escaped
 from triage.model import Artifact
 
 if TYPE_CHECKING:
@@ -579,6 +582,11 @@ class _Reader:
         raise _Stop()
 
     def _add_text(self, name: str, text: str, size: int) -> None:
+        text, opened = open_escaped(text)
+        for number, count in opened[:_LONG_LINE_WARNINGS]:
+            self.warnings.append(f"{name}: line {number} holds {count} lines with their newlines escaped (a JSON or Python "
+                                 "string's \\n, rsyslog's #012) and is read as those lines; later line numbers are "
+                                 "the opened text's")
         text = self._cut_long_lines(name, text)
         self.kept += TEXT_COST * sys.getsizeof(text) + LINE_COST * (text.count("\n") + 1)
         self.artifacts.append(Artifact(name=name, text=text, size=size))
