@@ -21,6 +21,10 @@ Examples::
     Linux gpu-box 6.8.0-40-generic #40-Ubuntu SMP PREEMPT_DYNAMIC  uname -a: the kernel release (kernel_uname)
     $ uname -r  /  6.8.0-40-generic                              the same, on the line after the command
     [pip3] torchvision==0.25.0.dev20250930+rocm7.0                torch_version, torchvision_version, torchaudio_version
+    Module libhsa-runtime64.so.1 from rpm rocm-runtime-6.2.0-2.fc40.x86_64    systemd-coredump: a loaded ROCm
+    Module libamd_comgr.so.2 from rpm rocm-compilersupport-18-2.rocm6.2.0.fc40.x86_64   library's package and release
+    Package: rocclr/6.2.0-1.fc40                                  coredumpctl info: the program's package
+    Found module libamdhip64.so.6 with build-id: 1fe1a0...        a module's build-id (build_id:libamdhip64.so.6)
 
 derive/versions.py compares them; this parser only says what each line states.
 """
@@ -31,6 +35,7 @@ import re
 
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
+from triage.parsers.libloads import library_name
 from triage.parsers.lines import Needles, is_sentence
 
 _WHEEL = lazy(r"\+rocm(?P<v>\d+\.\d+(?:\.\d+)?)\b|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
@@ -88,6 +93,23 @@ _UNAME = lazy(r"^\s*Linux\s+\S+\s+(?P<v>\d\.\d+\.\d+[-\w.+~]*)\s+#\d+")
 # `uname -r` prints the release alone on the next line ("6.8.0-40-generic").
 _UNAME_R = lazy(r"(?:^|[$#>]\s*)uname\s+-r\s*$")
 _KERNEL_RELEASE = lazy(r"^\s*(?P<v>\d\.\d+\.\d+[-\w.+~]*)\s*$")
+# systemd-coredump's module list (coredumpctl info, the journal's message): a loaded ELF object and the package note
+# distributions stamp their builds with (Fedora, RHEL and others: "from rpm NAME-VERSION-RELEASE.ARCH"; "from deb ...";
+# systemd prints "package" for another type), else its build-id ("Module X, build-id=..."; before systemd 249
+# "Found module X with build-id: ..."), or that it has none.
+_MODULE = lazy(r"^\s*(?:Found module|Module)\s+(?P<m>[^\s,]+),?\s+(?:from\s+[\w-]+\s+(?P<p>\S+?)"
+               r"(?:,\s*build-id=(?P<c>[0-9a-f]{16,128}))?|build-id=(?P<d>[0-9a-f]{16,128})"
+               r"|with build-id:?\s+(?P<b>[0-9a-f]{16,128})|without build-id\.?)\s*$")
+# coredumpctl info's package of the program that dumped core ("Package: rocclr/6.2.0-1.fc40"; apt's "Package:" has no /).
+_PROGRAM_PACKAGE = lazy(r"^\s*Package:\s*(?P<p>[\w.+-]+/\d[\w.~+:-]*)\s*$")
+# A package reference's ROCm release: a rocmX.Y.Z tag in its release (Fedora's hsakmt-1.0.6-41.rocm6.2.0.fc40,
+# rocm-compilersupport-18-2.rocm6.2.0.fc40, whose own versions are not ROCm's), else the version of a package ROCm
+# numbers (rocm-runtime-6.2.0, rocclr-6.2.0, rocblas-6.1.2, Debian's libamdhip64-5-5.2.3): one of ROCm's releases,
+# whose majors are single digits (an LLVM-numbered package, 17 or 18, is not one).
+_RELEASE_TAG = lazy(r"[.-]rocm(?P<v>\d+\.\d+(?:\.\d+)?)(?=[.~+_-]|$)")
+_PACKAGE_RELEASE = lazy(r"^[\w.+-]+?[-/](?:\d+:)?(?P<v>[1-9]\.\d+(?:\.\d+)?)(?=[-~+.]|$)")
+# Packages whose own version is the ROCm release when the module they ship is no ROCm library (the program's package).
+_ROCM_PACKAGE = lazy(r"^(?:rocm-(?!compilersupport|device-libs|llvm)[\w-]+|rocclr|rocminfo|hip-runtime-amd)$")
 
 # The torch family's versions, with a local tag when there is one (+rocm6.1, +git..., .dev2025...): pip freeze's
 # torch==2.4.1+rocm6.1, pip list's aligned columns, collect_env's "[pip3] torch==..." and "[conda] pytorch 2.0.1 ...",
@@ -102,7 +124,7 @@ _PIP_SHOW = lazy(r"^Name:\s*(?P<n>torch|torchvision|torchaudio)\s*$")
 _TORCH_NAMES = {"torch": "torch_version", "pytorch": "torch_version", "torchvision": "torchvision_version",
                 "torchaudio": "torchaudio_version"}
 
-_NEEDLES = Needles(_TORCH_LISTED, r"Successfully installed", _PIP_SHOW, _WHEEL, _IMAGE, _RUNTIME, _TORCH_HIP, _HIP_VALUE, _PATH, _PACKAGE, _LIBRARY, _SONAME, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
+_NEEDLES = Needles(_MODULE, _PROGRAM_PACKAGE, _TORCH_LISTED, r"Successfully installed", _PIP_SHOW, _WHEEL, _IMAGE, _RUNTIME, _TORCH_HIP, _HIP_VALUE, _PATH, _PACKAGE, _LIBRARY, _SONAME, _PACKAGE_NAME, _PACKAGE_VERSION, _INFO_VERSION,
                    _BARE_VERSION, _THEROCK, _WHEEL_DATE, _COMFY, _UNAME, _UNAME_R)
 
 # What each kind of mention says of the process, for derive/versions.py.
@@ -140,6 +162,30 @@ def _therock(text: str, where: Where, case: Case) -> None:
         case.add_fact("kernel_uname", m["v"], where, quoted, 45)
 
 
+def package_release(package: str) -> str | None:
+    """The ROCm release a package reference names (``rocm-runtime-6.2.0-2.fc40.x86_64`` -> ``6.2.0``), from its
+    release's rocm tag or its own version (None where it names none)."""
+    if m := _RELEASE_TAG.search(package):
+        return m["v"]
+    m = _PACKAGE_RELEASE.match(package)
+    return m["v"] if m else None
+
+
+def _coredump_module(text: str, where: Where, case: Case) -> None:
+    """A module line of systemd-coredump: the ROCm release and package a ROCm library came from, any module's build-id
+    (what symbolize/known_frames.py matches a library build by), and the program's package when ROCm numbers it."""
+    quoted = text.strip()
+    if m := _MODULE.match(text):
+        if build_id := m["b"] or m["c"] or m["d"]:
+            case.add_fact(f"build_id:{m['m'].rsplit('/', 1)[-1]}", build_id, where, quoted, 30)
+        if m["p"] and library_name(m["m"]) and (version := package_release(m["p"])):
+            case.add_fact(KINDS["package"], version, where, quoted, 45)
+            case.add_fact("rocm_library_package", m["p"], where, quoted, 45)
+    elif (m := _PROGRAM_PACKAGE.match(text)) and (version := package_release(m["p"])):
+        if _RELEASE_TAG.search(m["p"]) or _ROCM_PACKAGE.match(m["p"].split("/")[0]):
+            case.add_fact(KINDS["package"], version, where, quoted, 40)
+
+
 def _torch(text: str, where: Where, case: Case) -> None:
     """The torch family's versions a listing, collect_env or pip's install line states."""
     if m := _TORCH_LISTED.match(text):
@@ -162,6 +208,7 @@ def parse(artifact: Artifact, case: Case) -> None:
         quoted = text.strip()
         _therock(text, where, case)
         _torch(text, where, case)
+        _coredump_module(text, where, case)
         if m := _PIP_SHOW.match(text):
             shown = (m["n"], index)
         elif index - shown[1] <= 2 and (m := _PIP_SHOW_VERSION.match(text)):
