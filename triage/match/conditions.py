@@ -15,7 +15,7 @@ import regex
 
 from triage import deadline
 from triage.derive.tables import version_tuple
-from triage.match.database import Condition, Prefilters
+from triage.match.database import Condition, Prefilters, SignatureError
 from triage.model import Artifact, Case, Evidence, OffloadTargets, Where
 from triage.parsers.lines import is_prose
 from triage.scan.scanner import LineScanner
@@ -211,11 +211,21 @@ def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     return Hit(best_weight, evidence, captures)
 
 
+# Which stacks a frame condition reads: every thread's (a frame anywhere shows the code was reached), or only the
+# crashing thread's (the one the parsers or the fault marked; a case with none marked has none).
+FRAME_STACKS = ("any", "crashing")
+
+
 def _frame(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     spec = cond.spec
     within = int(spec.get("within", 10))
     symbol, module = cond.pattern("symbol"), cond.pattern("module")
+    which = str(spec.get("stack", "any"))
+    if which not in FRAME_STACKS:
+        raise SignatureError(f"condition {cond.id}: frame stack {which!r} is not one of {', '.join(FRAME_STACKS)}")
     for stack in case.stacks:
+        if which == "crashing" and not stack.crashing:
+            continue
         for position, frame in enumerate(stack.frames[:within]):
             if symbol and (not frame.symbol or (frame.symbol_note or "").startswith("unreliable")
                            or not symbol.search(frame.symbol)):
