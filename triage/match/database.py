@@ -10,7 +10,8 @@ import functools
 import hashlib
 import os
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +193,13 @@ class Database:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state, patterns=Patterns(None))
+
+    def without(self, ids: Collection[str]) -> Database:
+        """This database with the signatures ``ids`` left out, to ask whether a case still gets its class when
+        the signature that named it is gone (tools/ablation.py). The prefilters are shared: the left-out
+        signatures' patterns are still scanned, and nothing reads what they find."""
+        gone = frozenset(ids)
+        return replace(self, signatures=[sig for sig in self.signatures if sig.id not in gone])
 
 
 def is_anchor(cond: Condition, anchor_strength: float) -> bool:
