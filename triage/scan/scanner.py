@@ -31,6 +31,7 @@ import hashlib
 import os
 import re
 import threading
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from itertools import accumulate, compress, count, repeat
 from operator import add, not_
@@ -120,6 +121,8 @@ class _Literals:
             for literal in literals:
                 self._owners.setdefault(literal, []).append(index)
         self._all = sorted(literal_sets)
+        self._cased = {caseless: [literal for literal in self._owners if literal[1] == caseless]
+                       for caseless in (True, False)}  # the caseless literals, the cased ones
         self._tries: dict[bool, tuple[re.Pattern[str], dict[str, list[Literal]]]] = {}
         self._spent = {True: 0, False: 0}  # characters x literals searched by finds so far, caseless or not
 
@@ -127,9 +130,9 @@ class _Literals:
         """Add to ``found`` (pattern -> lines) the lines ``which`` (``text`` is them joined) holding a literal."""
         if not self._owners:
             return
-        folded = _derived(text).folded() if any(caseless for _, caseless in self._owners) else text
+        folded = _derived(text).folded() if self._cased[True] else text
         for haystack, caseless in ((folded, True), (text, False)):  # casefold() keeps every newline
-            literals = [literal for literal in self._owners if literal[1] == caseless]
+            literals = self._cased[caseless]
             if not literals:
                 continue
             cost = len(haystack) * len(literals)
@@ -434,20 +437,20 @@ class LineScanner:
     def _hyperscan(self, lines: Sequence[str], text: str, out: list[list[int]]) -> None:
         derived = _derived(text)
         data = derived.data()
-        ends: list[list[int]] = [[] for _ in self.patterns]  # each match ends just after its line's newline
+        # pattern -> where each of its matches ends, just after its line's newline (few of a scanner's patterns match)
+        ends: defaultdict[int, list[int]] = defaultdict(list)
         self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context: ends[pattern].append(end),
                       scratch=self._scratch())
-        found = sum(map(len, ends))
+        found = sum(map(len, ends.values()))
         if not found:
             return
         if found * 8 > len(lines) or derived.has_ends():  # many, or made before: a table of line ends answers
             line_at = derived.ends(lines)
-            for pattern, at in enumerate(ends):
-                if at:
-                    out[pattern].extend(map(line_at.__getitem__, at))
+            for pattern, at in ends.items():
+                out[pattern].extend(map(line_at.__getitem__, at))
             return
         line_of = _line_of(data, b"\n")  # few: count the newlines before each, in one pass
-        for end, pattern in sorted((end, pattern) for pattern, at in enumerate(ends) for end in at):
+        for end, pattern in sorted((end, pattern) for pattern, at in ends.items() for end in at):
             out[pattern].append(line_of(end) - 1)
 
     def _python(self, lines: Sequence[str], which: Sequence[int], text: str, patterns: tuple[int, ...],
