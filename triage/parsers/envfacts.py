@@ -119,12 +119,18 @@ def _platform(text: str, where: Where, case: Case) -> None:
         case.add_fact("driver", m["v"], where, text.strip(), 40)
 
 
-def _os_hints(text: str, where: Where, case: Case) -> None:
-    """Weak votes for the OS family (a Windows path, a ``.so``); finish() counts them."""
+# Weak votes for the OS family (a Windows path, a ``.so``), which finish() counts: each read on its own needle's lines.
+def _windows_hint(text: str, where: Where, case: Case) -> None:
     if _WINDOWS_HINT.search(text):
         case.add_fact("os", "windows", where, text.strip(), 5)
+
+
+def _linux_hint(text: str, where: Where, case: Case) -> None:
     if _LINUX_HINT.search(text):
         case.add_fact("os", "linux", where, text.strip(), 5)
+
+
+def _wsl(text: str, where: Where, case: Case) -> None:
     if _WSL.search(text):
         case.add_fact("wsl", "yes", where, text.strip(), 30)
         case.add_fact("os", "linux", where, text.strip(), 10)
@@ -167,7 +173,9 @@ def _environment(text: str, where: Where, case: Case) -> None:
 _FAMILIES = (
     (Needles(GFX, _GPU_LABEL), _gpu),
     (Needles(_OS_LABEL, _WINDOWS_NAME, _KERNEL, _DRIVER), _platform),
-    (Needles(_WINDOWS_HINT, _LINUX_HINT, _WSL), _os_hints),
+    (Needles(_WINDOWS_HINT), _windows_hint),
+    (Needles(_LINUX_HINT), _linux_hint),
+    (Needles(_WSL), _wsl),
     (Needles(_ROCM, _ROCM_PATH, _COMPONENT_VERSIONS, "amdhip64"), _versions),
     (Needles(_ENV_ASSIGN, _ENV_SPACED), _environment),
     (Needles(_PRODUCT), _product),

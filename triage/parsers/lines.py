@@ -123,6 +123,13 @@ class Needles:
             f"(?i:{needle.pattern})" if needle.flags & re.IGNORECASE else needle.pattern) for needle in needles]
         self._pass = _HEAD if head else _WHOLE
         self.slots = self._pass.add(patterns, exact)
+        self._given = needles
+
+    def each(self, artifact: Artifact) -> dict[object, set[int]]:
+        """Each needle's lines apart, by the needle as given: a line a needle did not choose cannot match its
+        regex, so a parser that tries several regexes on a line tries only those whose needle chose it."""
+        found = self._pass.scan(artifact)
+        return {needle: set(found[slot]) for needle, slot in zip(self._given, self.slots)}
 
     def lines(self, artifact: Artifact) -> list[int]:
         """Indexes of the artifact's lines holding one of the needles, in order (a parser's start: the

@@ -112,14 +112,18 @@ def _identity(artifact: Artifact, case: Case) -> None:
 
 
 def _votes(artifact: Artifact, case: Case) -> None:
+    holding = _NEEDLES.each(artifact)  # a needle's regex is tried on the lines it chose only
+    zludas, strong, weak, nvidias = (holding[n] for n in (_ZLUDA, _AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG))
     for where, text in _NEEDLES.machine_lines(artifact, case):
-        zluda = _ZLUDA.search(text) is not None
+        index = where.line - 1
+        zluda = index in zludas and _ZLUDA.search(text) is not None
         if zluda:
             case.add_fact("zluda", "yes", where, text.strip(), 30)
-        amd = STRONG if zluda or _AMD_STRONG.search(text) else WEAK if _AMD_WEAK.search(text) else 0
+        amd = (STRONG if zluda or (index in strong and _AMD_STRONG.search(text))
+               else WEAK if index in weak and _AMD_WEAK.search(text) else 0)
         if amd and not zluda and _AMD_ABSENT.search(text):
             amd = 0
-        nvidia = STRONG if _NVIDIA_STRONG.search(text) and not zluda else 0
+        nvidia = STRONG if index in nvidias and _NVIDIA_STRONG.search(text) and not zluda else 0
         if nvidia and _MISSING.search(text) and not NVIDIA_DEVICE.search(text):
             nvidia = 0
         if amd and not nvidia:

@@ -144,29 +144,29 @@ def module_name(path: str) -> str:
     return re.split(r"[\\/]", path.strip())[-1]
 
 
-def _frame(where: Where, text: str) -> Frame | None:
-    """One frame line; the index is -1 for forms that do not number their frames."""
-    if m := _HANDLER_FRAME.match(text):
+def _frame(where: Where, text: str, tried: set) -> Frame | None:
+    """One frame line (of the regexes, only those ``tried``); the index is -1 for forms that do not number their frames."""
+    if _HANDLER_FRAME in tried and (m := _HANDLER_FRAME.match(text)):
         return Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16), module=module_name(m["m"]),
                      offset=int(m["off"], 16))
-    if m := _COLON_FRAME.match(text):
+    if _COLON_FRAME in tried and (m := _COLON_FRAME.match(text)):
         symbol = None if m["s"] == _NO_SYMBOL else m["s"]
         return Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16), module=m["m"], symbol=symbol,
                      symbol_source="nearest-export" if symbol else None)  # named from a PDB or, without one, an export
-    if m := _FRAME.match(text) or _BASED_FRAME.match(text):
+    if m := (_FRAME in tried and _FRAME.match(text)) or (_BASED_FRAME in tried and _BASED_FRAME.match(text)):
         symbol = (m["sym"] or "").strip()
         symbol = None if not symbol or symbol.startswith("...") else symbol.removesuffix("()")
         soff = int(m["soff"], 16) if m["soff"] and symbol else None
         frame = Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16) if m["a"] else None,
                       module=module_name(m["path"]), offset=int(m["off"], 16) if m["off"] else None,
                       symbol=symbol, symbol_offset=soff)
-    elif (m := _VISUAL_STUDIO.match(text)) and ": (caller:" not in text:
+    elif _VISUAL_STUDIO in tried and (m := _VISUAL_STUDIO.match(text)) and ": (caller:" not in text:
         symbol = (m["s"] or "").strip() or None
         frame = Frame(index=-1, where=where, text=text.strip(), address=int(m["a"], 16) if m["a"] else None,
                       module=m["m"].strip(), symbol=symbol, file_line=int(m["l"]) if m["l"] else None)
         frame.symbol_source = "input" if symbol else None
         return frame
-    elif m := _WINDBG.match(text):
+    elif _WINDBG in tried and (m := _WINDBG.match(text)):
         symbol = m["s"]
         off = int(m["o"], 16) if m["o"] else None
         frame = Frame(index=int(m["i"], 16), where=where, text=text.strip(), module=m["m"],
@@ -190,22 +190,25 @@ def parse(artifact: Artifact, case: Case) -> None:
     bases: dict[str, int] = {}  # module (lower case) -> load address, from a crash log's module list
     stacks = len(case.stacks)
     thrown: tuple[int, Where, str] | None = None  # an exception record's address, for its module's offset
+    holding = _NEEDLES.each(artifact)
     for index in _NEEDLES.lines(artifact):
         number, text = index + 1, lines[index]
         if not readable(text):
             continue
         where = Where(artifact.name, number)
-        if m := _LOADED_MODULE.match(text):
+        tried = {pattern for pattern, chosen in holding.items() if index in chosen}  # the regexes that may match
+        if _LOADED_MODULE in tried and (m := _LOADED_MODULE.match(text)):
             bases.setdefault(m["m"].lower(), int(m["base"], 16))
             continue
-        if m := _EXCEPTION_ADDRESS.match(text):
+        if _EXCEPTION_ADDRESS in tried and (m := _EXCEPTION_ADDRESS.match(text)):
             thrown = (int(m["a"], 16), where, text.strip())
             case.claim(where, "exception", "fault")
             continue
-        _record(text, where, case)
-        frame = _frame(where, text)
+        _record(text, where, case, tried)
+        frame = _frame(where, text, tried)
         if frame is None:
-            if frames and number == last + 1 and (m := _HANDLER_SYMBOL.match(text)) and not frames[-1].symbol:
+            if (frames and number == last + 1 and _HANDLER_SYMBOL in tried and (m := _HANDLER_SYMBOL.match(text))
+                    and not frames[-1].symbol):
                 frames[-1].symbol, frames[-1].symbol_offset = m["s"].removesuffix("()"), int(m["off"], 16)
                 frames[-1].symbol_source = "input"  # the handler named it from the PDB
                 case.claim(where, "frame", "stack")
@@ -241,30 +244,31 @@ def _offsets(case: Case, stacks: list[Stack], bases: dict[str, int], thrown: tup
         case.add_fact("fault_offset", f"0x{at:x}", thrown[1], thrown[2], 70)
 
 
-def _record(text: str, where: Where, case: Case) -> None:
-    """Facts of an exception record, an Event Viewer / WER entry, a summary line or a Python report."""
+def _record(text: str, where: Where, case: Case, tried: set) -> None:
+    """Facts of an exception record, an Event Viewer / WER entry, a summary line or a Python report (of the
+    regexes, only those ``tried``)."""
     quoted = text.strip()
-    if m := _EXCEPTION.search(text):
+    if _EXCEPTION in tried and (m := _EXCEPTION.search(text)):
         at_start = m["lead"] is not None
         case.add_fact("exception_code", f"0x{m['c'].upper()}", where, quoted, 90 if at_start else 60)
         case.claim(where, "exception", "fault")
         case.add_fact("os", "windows", where, quoted, 20)
-    if m := _NAMED_EXCEPTION.match(text):
+    if _NAMED_EXCEPTION in tried and (m := _NAMED_EXCEPTION.match(text)):
         code = f"0x{m['c'].upper()}" if m["c"] else _EXCEPTION_NAMES.get(m["name"])
         if code:
             case.add_fact("exception_code", code, where, quoted, 90)
             case.claim(where, "exception", "fault")
             case.add_fact("os", "windows", where, quoted, 20)
-    if m := _FAULTING_MODULE.search(text):
+    if _FAULTING_MODULE in tried and (m := _FAULTING_MODULE.search(text)):
         case.add_fact("faulting_module", m["m"], where, quoted, 80)
         case.claim(where, "exception", "fault")
         if m["v"]:
             case.add_fact(f"module_version:{m['m'].lower()}", m["v"], where, quoted, 80)
             if is_hip_release(m["m"], m["v"]):
                 case.add_fact("hip_version_runtime", m["v"], where, quoted, 80)
-    if m := _FAULT_OFFSET.search(text):
+    if _FAULT_OFFSET in tried and (m := _FAULT_OFFSET.search(text)):
         case.add_fact("fault_offset", f"0x{m['o'].lower()}", where, quoted, 80)
-    if m := _SUMMARY.search(text):
+    if _SUMMARY in tried and (m := _SUMMARY.search(text)):
         case.add_fact("exception_code", _CODES[m["what"].lower()], where, quoted, 70)
         case.add_fact("faulting_module", m["m"], where, quoted, 70)
         offset = int(m["o"], 0)
@@ -277,7 +281,7 @@ def _record(text: str, where: Where, case: Case) -> None:
         _address(m, where, quoted, case)
         case.claim(where, "exception", "fault")
         case.add_fact("os", "windows", where, quoted, 20)
-    if m := _PYTHON.search(text):
+    if _PYTHON in tried and (m := _PYTHON.search(text)):
         what = (m["what"] or m["fatal"]).lower()
         code = _CODES.get(what) or f"0x{what[-8:].upper()}"
         case.add_fact("exception_code", code, where, quoted, 50)
