@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import hashlib
 import os
 import pickle
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -273,9 +275,38 @@ def report_name(case_id: str) -> str:
     return _SAFE.sub("_", case_id) + ".html"
 
 
+# Allocations between two collections of the youngest generation while cases run (Python's default is 700). 100
+# synthetic 50 KB cases in one process: 245 young collections and one full one took 0.24 s at 700; with the database
+# frozen, 9 took 0.03 s at 10,000.
+_YOUNG_COLLECTION = 10_000
+
+
+@contextmanager
+def _collecting_rarely(settings: Settings) -> Iterator[None]:
+    """While a run of cases lasts, the garbage collector leaves alone what outlives them (the signature database,
+    loaded first, and the modules) and collects the young seldom: each case makes many short-lived containers that
+    point to its long line lists, and a collection walks them. Without this a 100-case run spent about a tenth of
+    its time collecting, most of it walking the database's objects in a full collection that freed none of them."""
+    try:
+        _database(settings.signatures)  # loaded now, to be frozen with the rest
+    except Exception:  # a database that does not load: each case's row says why
+        pass
+    threshold, mine = gc.get_threshold(), gc.get_freeze_count() == 0  # a caller's own freeze is left as it is
+    if mine:
+        gc.freeze()
+    gc.set_threshold(max(threshold[0], _YOUNG_COLLECTION), *threshold[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        if mine:
+            gc.unfreeze()
+
+
 def work(batch: list[CaseRef], settings: Settings) -> list[tuple[dict[str, Any], str]]:
     """A batch of cases in one task: fewer round trips to the pool or the scheduler."""
-    return [process(ref, settings) for ref in batch]
+    with _collecting_rarely(settings):
+        return [process(ref, settings) for ref in batch]
 
 
 # -- many cases -----------------------------------------------------------------------------------
@@ -290,9 +321,10 @@ def run_local(refs: list[CaseRef], settings: Settings, jobs: int, tick: Callable
     """Every case on ``jobs`` local processes (in this process when ``jobs`` is 1)."""
     if jobs <= 1 or len(refs) <= 1:
         out = []
-        for ref in refs:
-            out.append(process(ref, settings))
-            tick(1)
+        with _collecting_rarely(settings):
+            for ref in refs:
+                out.append(process(ref, settings))
+                tick(1)
         return out
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
