@@ -15,14 +15,16 @@ ends a function returns to the first byte of the next one.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from triage import deadline
 from triage.model import Case, Frame, Stack
-from triage.symbolize import demangle, offsets
-from triage.symbolize.elf import SymbolIndex
 from triage.symbolize.known_frames import (Build, find, kernel_versions, load_all, module_build_id, module_version,
                                            split_module)
-from triage.symbolize.symbols import Locator
+
+if TYPE_CHECKING:  # the ELF readers are imported when a case has frames to name: most logs carry no stack
+    from triage.symbolize.elf import SymbolIndex
+    from triage.symbolize.symbols import Locator
 
 __all__ = ["module_version", "symbolize"]
 
@@ -34,6 +36,9 @@ def symbolize(case: Case, frames_dirs: Path | list[Path], symbols: Path | None =
             or (fault and fault.module and fault.offset is not None and not fault.symbol)
             or (fault and fault.kind == "signal" and case.kernel_faults)):
         return  # nothing to name: most logs carry no stack
+    from triage.symbolize import demangle, offsets
+    from triage.symbolize.symbols import Locator
+
     builds, problems = load_all([frames_dirs] if isinstance(frames_dirs, Path) else list(frames_dirs))
     case.warnings.extend(problems)
     namer = _Namer(case, builds, Locator(case.artifacts, symbols, case.warnings))
@@ -125,6 +130,8 @@ class _Namer:
                   f"in {match.label}; no sized symbol covers the offset")
 
     def _set(self, frame: Frame, raw: str, symbol_offset: int, source: str) -> None:
+        from triage.symbolize import demangle
+
         self.mangled = self.mangled or raw.startswith("_Z")
         frame.symbol, frame.symbol_offset, frame.symbol_source = demangle.demangle(raw), symbol_offset, source
 
@@ -136,4 +143,6 @@ def _note(frame: Frame, text: str) -> None:
 
 def _bias(index: SymbolIndex) -> int:
     """The ELF address of module offset 0: the page-aligned p_vaddr of the lowest LOAD segment."""
+    from triage.symbolize import offsets
+
     return min((s.vaddr for s in index.segments), default=0) & ~(offsets.PAGE - 1)
