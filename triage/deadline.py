@@ -27,6 +27,8 @@ class OutOfTime(Exception):
 
 @dataclass(frozen=True)
 class Deadline:
+    """When an analysis's budget of ``seconds`` ends, on the ``time.monotonic()`` clock."""
+
     end: float  # time.monotonic()
     seconds: float
 

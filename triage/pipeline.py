@@ -23,6 +23,8 @@ SCHEMA_VERSION = "1"
 
 @dataclass
 class Result:
+    """One case's triage: the parsed case, its diagnoses best first, and the versions that made them."""
+
     case: Case
     diagnoses: list[Diagnosis]
     versions: dict[str, str] = field(default_factory=dict)

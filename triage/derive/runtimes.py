@@ -22,7 +22,9 @@ from triage.model import Case, Where
 _RUNTIME = lazy(r"(?:^|[\\/])(?:lib)?amdhip64(?:_\d+)?\.(?:dll|so(?:\.\d+)*)$", re.IGNORECASE)
 _LDD_PATH = lazy(r"\blibamdhip64\.so[\w.]*\s+=>\s+(?P<p>/\S+)")
 # Folders of one install: a versioned tree and its /opt/rocm link, and ROCm 5's hip/lib beside lib.
-_SAME_INSTALL = ((re.compile(r"/opt/rocm-\d[\w.-]*"), "/opt/rocm"), (re.compile(r"/opt/rocm/hip/lib(?=/|$)"), "/opt/rocm/lib"))
+_SAME_INSTALL = ((lazy(r"/opt/rocm-\d[\w.-]*"), "/opt/rocm"), (lazy(r"/opt/rocm/hip/lib(?=/|$)"), "/opt/rocm/lib"))
+_DRIVE = lazy(r"[A-Za-z]:/")
+_LIB64 = lazy(r"/lib64(?=/|$)")
 
 
 def folder_of(path: str) -> tuple[str, str] | None:
@@ -34,9 +36,9 @@ def folder_of(path: str) -> tuple[str, str] | None:
         return None
     folder = path[:cut]
     key = folder.replace("\\", "/").rstrip("/")
-    if re.match(r"[A-Za-z]:/", key):
+    if _DRIVE.match(key):
         key = key.lower()
-    return folder, re.sub(r"/lib64(?=/|$)", "/lib", key)
+    return folder, _LIB64.sub("/lib", key)
 
 
 def _folder(path: str) -> tuple[str, str] | None:

@@ -37,6 +37,8 @@ _FILE_KEYS = lazy(r"^(?:files|contents|paths|entries|manifest)$", re.I)
 
 @dataclass
 class Library:
+    """A ROCm library in the folder: its kind (``HIP``, ``rocBLAS``), name as listed, the version the name carries."""
+
     kind: str
     name: str
     version: str
@@ -65,6 +67,8 @@ class Folder:
 
 @dataclass
 class ComponentCheck:
+    """What the check of a shipped runtime folder found: its libraries, device libraries, math libraries, manifest."""
+
     libraries: list[Library] = field(default_factory=list)
     hip_version: str = ""
     device_libs: str = "unknown"  # present | missing | unknown (only judged when HIP is bundled)

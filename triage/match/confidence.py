@@ -36,6 +36,8 @@ Held = dict[str, tuple[float, float, bool]]  # condition id -> (strength, factor
 
 @dataclass(frozen=True)
 class Weights:
+    """The fitted numbers of ``signatures/_weights.yaml``; all zero (the score is the confidence) without it."""
+
     intercept: float = 0.0
     lead: float = 0.0
     deltas: dict[str, dict[str, float]] = field(default_factory=dict)  # signature id -> condition id -> delta

@@ -37,6 +37,8 @@ _SONAME = lazy(r"^(?P<base>.+?\.so)(?:\.(?P<ver>\d+(?:\.\d+)*))?$")
 
 @dataclass
 class Build:
+    """One library build's record in a store: the names of its frame offsets and its known crash sites."""
+
     library: str
     version: str
     source: str

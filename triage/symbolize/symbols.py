@@ -35,6 +35,8 @@ class Match:
 
 @dataclass(frozen=True, eq=False)  # compared by identity: never hash a library's bytes
 class _Candidate:
+    """An ELF that may be the library that ran: a file in ``--symbols`` (``path``) or one the input holds (``data``)."""
+
     label: str
     name: str
     path: Path | None = None
