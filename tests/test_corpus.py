@@ -23,7 +23,8 @@ def test_corpus_case(case_dir: Path) -> None:
     assert top["class"] == expected["class"]
     assert top["id"] == expected["signature"]
     assert top["confidence"] >= expected.get("min_confidence", 0.8)
-    assert all(d["confidence"] <= 0.5 for d in report["diagnoses"][1:])
+    # No other class comes near; a class-level fallback of the same class only agrees with the answer.
+    assert all(d["confidence"] <= 0.5 for d in report["diagnoses"][1:] if d["class"] != expected["class"])
     for name, value in (expected.get("facts") or {}).items():
         assert report["facts"].get(name) == value, name
     for name, value in (expected.get("fault") or {}).items():

@@ -31,7 +31,8 @@ def test_whole_seed_on_stdin(seed: str) -> None:
     top = report["diagnoses"][0]
     assert (top["class"], top["id"]) == (klass, sig_id)
     assert top["confidence"] >= 0.8
-    assert all(d["confidence"] <= 0.5 for d in report["diagnoses"][1:])
+    # No other class comes near; a class-level fallback of the same class only agrees with the answer.
+    assert all(d["confidence"] <= 0.5 for d in report["diagnoses"][1:] if d["class"] != klass)
     assert report["facts"]["gfx_arch"] == gfx
     lines = data.decode().split("\n")
     for e in top["evidence"]:
