@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from triage.corpus.labels import Label, case_folders, held_out, read_label, read_seen  # noqa: E402
+from triage.corpus.labels import Label, design_labels, read_label  # noqa: E402
 from triage.match import Database, match  # noqa: E402
 from triage.model import Case  # noqa: E402
 
@@ -100,9 +100,7 @@ def _run(folder: str) -> Ablation | None:
 
 def design_positives(corpus: Path) -> list[Label]:
     """The positive cases of the design part (the split of triage/corpus/labels.py)."""
-    seen = read_seen(corpus)
-    labels = (read_label(folder) for folder in case_folders(corpus))
-    return [label for label in labels if not label.negative and not held_out(label.source, seen)]
+    return [label for label in design_labels(corpus) if not label.negative]
 
 
 def tally(results: list[Ablation], labels: dict[str, Label]) -> dict[str, dict[str, Counter]]:

@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from triage.corpus.labels import case_folders, held_out, read_label, read_seen  # noqa: E402
+from triage.corpus.labels import design_labels, read_label  # noqa: E402
 from triage.match.confidence import Weights, as_yaml, features  # noqa: E402
 
 FOLDER = ROOT / "signatures"
@@ -83,8 +83,7 @@ def collect(jobs: int | None) -> tuple[list[Row], int]:
     from triage.match.examples import ExampleError, example_text
 
     corpus = ROOT / "corpus" / "realworld"
-    seen = read_seen(corpus)
-    design = [str(f) for f in case_folders(corpus) if not held_out(read_label(f).source, seen)]
+    design = [str(label.folder) for label in design_labels(corpus)]
     examples = []
     for sig in load(FOLDER).signatures:
         for example in sig.tests.get("match") or []:

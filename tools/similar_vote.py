@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from triage.corpus.labels import NEGATIVE, Label, case_folders, held_out, read_label, read_seen  # noqa: E402
+from triage.corpus.labels import NEGATIVE, Label, design_labels, read_label  # noqa: E402
 from triage.match.similar import MINIMUM, Similar, features, index_of, nearest  # noqa: E402
 
 THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
@@ -75,8 +75,7 @@ def describe(folder: str) -> Described:
 
 def design_folders(corpus: Path) -> list[str]:
     """The design part of a real-world corpus: held-out cases are left out by their thread's hash alone."""
-    seen = read_seen(corpus)
-    return [str(f) for f in case_folders(corpus) if not held_out(read_label(f).source, seen)]
+    return [str(label.folder) for label in design_labels(corpus)]
 
 
 def left_out_neighbours(cases: list[Described], shown: int, minimum: float) -> dict[str, list[Similar]]:

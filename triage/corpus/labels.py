@@ -147,3 +147,11 @@ def read_label(folder: Path, strict: bool = True) -> Label:
 def case_folders(corpus: Path) -> list[Path]:
     """The case folders of a real-world corpus (those holding a label.yaml), in name order."""
     return sorted(p.parent for p in corpus.glob("*/label.yaml"))
+
+
+def design_labels(corpus: Path) -> list[Label]:
+    """The labels of a real-world corpus's design part, in name order: what a tool that fits or measures on the
+    design part may read (a held-out case is left out by its thread's hash and SEEN alone)."""
+    seen = read_seen(corpus)
+    labels = (read_label(folder) for folder in case_folders(corpus))
+    return [label for label in labels if not held_out(label.source, seen)]
