@@ -6,10 +6,11 @@ like a sentence (a user retelling an error in prose, or saying it is gone) count
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, repeat
+from itertools import accumulate
 
 import regex
 
@@ -56,8 +57,9 @@ class Lines:
         # what evidence quotes: the lines as the user sent them
         self.given = {artifact.name: artifact.given or artifact.lines for artifact in case.artifacts}
         self._prefilters = prefilters
-        # per group, when first asked: pattern -> (artifact, line index) of each candidate line, in input order
-        self._candidates: list[dict[int, list[tuple[Artifact, int]]] | None] = [None] * len(prefilters.groups)
+        # per group, when first asked: pattern -> its candidate lines, in input order, as runs of one artifact's line
+        # indexes (a compact array: a pattern whose literal is on every line of a large log keeps 8 bytes a line)
+        self._candidates: list[dict[int, list[tuple[Artifact, array]]] | None] = [None] * len(prefilters.groups)
         self._separate = 0  # signatures' own groups read one by one so far
         self._together: bool | None = None  # whether the rest are read in one pass (see _together_pays)
         self._joined: list[tuple[list[str], str, list[int], list[Artifact]]] | None = None  # see _texts
@@ -85,14 +87,14 @@ class Lines:
                     group, pattern = places[index]
                     if group in groups:
                         into = self._candidates[group].setdefault(pattern, [])  # type: ignore[union-attr]
-                        if len(artifacts) == 1:
-                            into.extend(zip(repeat(artifacts[0]), found))
-                        else:  # a line of the joined text back to its artifact and its line there
-                            for line in found:
-                                at = bisect_right(starts, line) - 1
-                                into.append((artifacts[at], line - starts[at]))
+                        # the joined text's lines back to their artifacts and their lines there (found is sorted)
+                        bounds = [bisect_left(found, start) for start in starts] + [len(found)]
+                        for at, artifact in enumerate(artifacts):
+                            if bounds[at] < bounds[at + 1]:
+                                into.append((artifact, array("q", (line - starts[at] for line in found[bounds[at]:bounds[at + 1]]))
+                                             if starts[at] else array("q", found[bounds[at]:bounds[at + 1]])))
 
-    def _group(self, group: int) -> dict[int, list[tuple[Artifact, int]]]:
+    def _group(self, group: int) -> dict[int, list[tuple[Artifact, array]]]:
         """A group's candidates, pattern -> lines (its scanner reads every artifact the first time)."""
         found = self._candidates[group]
         if found is None and group and self._separate >= SEPARATE_READS and self._together_pays():
@@ -115,8 +117,8 @@ class Lines:
             self._together = size <= TOGETHER_MAX_CHARS and self._prefilters.together.hyperscan_ready(size)
         return self._together
 
-    def candidates(self, scan: tuple[int, int]) -> list[tuple[Artifact, int]]:
-        """The candidate lines of a condition's pattern."""
+    def candidates(self, scan: tuple[int, int]) -> list[tuple[Artifact, array]]:
+        """The candidate lines of a condition's pattern: runs of one artifact's line indexes (none: empty)."""
         group, pattern = scan
         return self._group(group).get(pattern, [])
 
@@ -134,10 +136,11 @@ class Lines:
 
     def of(self, scan: tuple[int, int]) -> Iterator[tuple[Where, str]]:
         """The non-blank candidate lines of a condition's pattern and where they are."""
-        for artifact, index in self.candidates(scan):
-            text = artifact.lines[index]
-            if text.strip():
-                yield Where(artifact.name, index + 1), text
+        for artifact, indexes in self.candidates(scan):
+            for index in indexes:
+                text = artifact.lines[index]
+                if text.strip():
+                    yield Where(artifact.name, index + 1), text
 
     def weight(self, where: Where, text: str, span: tuple[int, int] | None = None) -> float:
         """Full weight for a program's line, less for a person's sentence; a sentence-worded line that came
