@@ -8,21 +8,27 @@ attributes, so later calls cost what a compiled pattern's do. Two threads racing
 search both compile the same regex; either result serves.
 
 What a first use compiles is kept from one run to the next (``compile_re``): ``re`` parses a
-pattern and writes its code in Python, and that code is the same in every run.
+pattern and writes its code in Python, and that code is the same in every run. So is the code
+``dataclasses`` writes for a record's methods (``dataclass``).
 """
 
 from __future__ import annotations
 
 import atexit
+import builtins
+import dataclasses
 import functools
+import marshal
 import os
 import re
 import sys
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, dataclass_transform
 
 from triage.resources import KeptDict, cache_dir
 
+_T = TypeVar("_T")
 _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "groupindex", "groups")
 
 
@@ -179,3 +185,56 @@ def compile_re(pattern: str, flags: int = 0) -> re.Pattern[str]:
         return memo.compile(pattern, flags)
     except Exception:  # noqa: BLE001 - a bad pattern, or a Python whose re internals differ: re itself decides
         return re.compile(pattern, flags)  # raises as re does
+
+
+class CompiledCode(KeptDict):
+    """The code ``dataclasses`` compiles for records' methods (``__init__``, ``__repr__``, ``__eq__``...), kept per
+    Python build: parsing and compiling that source was a tenth of a warm single triage, and for a given class and
+    Python it is the same text every run. Entries are the source text -> its ``marshal`` data."""
+
+    def exec(self, source: Any, globals: dict | None = None, locals: dict | None = None) -> None:  # noqa: A002
+        """``exec`` as ``dataclasses`` calls it, compiling a source text only when it is not kept."""
+        if not isinstance(source, str):
+            builtins.exec(source, globals, locals)  # noqa: S102 - what dataclasses passes, run as it would
+            return
+        kept = self._loaded().get(source)
+        code = marshal.loads(kept) if isinstance(kept, bytes) else None
+        if code is None:
+            code = compile(source, "<string>", "exec")
+            self._add(source, marshal.dumps(code))
+        builtins.exec(code, globals, locals)  # noqa: S102 - the code dataclasses wrote
+
+
+@functools.cache
+def _code_memo(file: Path | None) -> CompiledCode:
+    memo = CompiledCode(file)
+    if file is not None:
+        atexit.register(memo.save)
+    return memo
+
+
+@functools.cache
+def _decorating() -> threading.RLock:
+    """Held while ``dataclass`` lends ``dataclasses`` its exec: one class at a time, in any thread."""
+    return threading.RLock()
+
+
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def dataclass(cls: type[_T] | None = None, /, **options: Any) -> Any:
+    """``dataclasses.dataclass``, with the code it writes for the methods compiled once and kept between runs.
+
+    ``dataclasses`` looks ``exec`` up in its own module before the builtins; for the time one class is made, that
+    name is the kept code's (``CompiledCode.exec``), which runs the same code a fresh compile would give.
+    """
+    def make(klass: type[_T]) -> type[_T]:
+        folder = cache_dir("code") if sys.implementation.name == "cpython" else None
+        memo = _code_memo(folder / f"dataclasses-{sys.implementation.cache_tag}-{sys.version.split()[0]}.pickle"
+                          if folder else None)
+        with _decorating():
+            dataclasses.exec = memo.exec  # type: ignore[attr-defined]
+            try:
+                return dataclasses.dataclass(klass, **options)
+            finally:
+                del dataclasses.exec  # type: ignore[attr-defined]
+
+    return make if cls is None else make(cls)

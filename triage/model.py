@@ -8,8 +8,10 @@ so a report can quote it.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Iterable
+
+from triage.lazy import dataclass
 
 
 @dataclass

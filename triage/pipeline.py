@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import BinaryIO
 
 from triage import __version__, deadline
 from triage.derive import derive, load_tables
 from triage.ingest import read_inputs
-from triage.lazy import compiled_re
+from triage.lazy import compiled_re, dataclass
 from triage.match import Database, load, match
 from triage.match.similar import Similar, features, load_index, nearest
 from triage.model import Artifact, Case, Diagnosis

@@ -131,7 +131,11 @@ def write_cached(file: Path, value: Any) -> None:
     A corpus run writes two entries a case, so this is a few system calls: a temporary file
     named for this process (created exclusively), renamed over the entry.
     """
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    write_bytes(file, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def write_bytes(file: Path, data: bytes) -> None:
+    """Write a cache file atomically (see ``write_cached``); one that cannot be written is no error."""
     for _ in range(3):  # a missing folder is made once; a name taken (another process, same pid) is passed over
         tmp = f"{file}.{os.getpid()}-{next(_written)}.tmp"
         try:

@@ -11,14 +11,16 @@ import hashlib
 import os
 import sys
 from collections.abc import Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 import regex
 
 from triage import __version__
+from triage.lazy import dataclass
 from triage.match.confidence import Weights, read_weights
+from triage.match.texts import Texts
 from triage.resources import KeptDict, cache_dir, load_yaml, read_cached, source_key, write_cached
 from triage.scan.literals import literals_for
 from triage.scan.scanner import LineScanner, build_key
@@ -187,12 +189,14 @@ class Database:
     prefilters: Prefilters
     weights: Weights = field(default_factory=Weights)
     patterns: Patterns = field(default_factory=lambda: Patterns(None), repr=False, compare=False)
+    # the texts as Python, translated when first filled (match/texts.py); not part of the cached database
+    texts: Texts = field(default_factory=lambda: Texts(cache_dir("texts")), repr=False, compare=False)
 
     def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "patterns"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("patterns", "texts")}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, patterns=Patterns(None))
+        self.__dict__.update(state, patterns=Patterns(None), texts=Texts(cache_dir("texts")))
 
     def without(self, ids: Collection[str]) -> Database:
         """This database with the signatures ``ids`` left out, to ask whether a case still gets its class when
@@ -404,3 +408,4 @@ def _load(folder: Path) -> Database:
         problems=problems,
         unknown=dict(settings.get("unknown") or {}),
     )
+

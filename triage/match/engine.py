@@ -31,6 +31,8 @@ from triage.resources import cache_dir
 if TYPE_CHECKING:
     from jinja2.sandbox import SandboxedEnvironment
 
+    from triage.match.texts import Texts
+
 # Candidates with other log conditions past which those of all signatures are read in one pass.
 _MANY_CANDIDATES = 6
 
@@ -72,20 +74,23 @@ def _environment() -> SandboxedEnvironment:
     return env
 
 
-def render(text: str, context: dict, prose: bool = True) -> str:
+def render(text: str, context: dict, prose: bool = True, texts: Texts | None = None) -> str:
     """Fill a signature text with the case's facts; prose is re-flowed into paragraphs, commands are not.
 
     In commands (``prose=False``) every value from the case enters shell-quoted (``_quoted``); the result
-    is a ``Commands`` string whose ``from_input`` names the case's values it holds.
+    is a ``Commands`` string whose ``from_input`` names the case's values it holds. A text that ``texts``
+    translated is filled by its Python translation (match/texts.py), any other by Jinja.
     """
     source = text
     if "{" in text:
-        text = _environment().get_template(text).render(context if prose else _from_case(context))
+        values = context if prose else _from_case(context)
+        filled = texts.fill(text, values) if texts is not None else None
+        text = _environment().get_template(text).render(values) if filled is None else filled
     if prose:
         paragraphs = _PARAGRAPHS.split(text.strip())
         text = "\n\n".join(" ".join(p.split()) for p in paragraphs)
         return text.strip()
-    return _quoted(text, source)
+    return _quoted(text, source, texts)
 
 
 def _asked(entries: list, case: Case, db: Database) -> list[str]:
@@ -99,8 +104,8 @@ def _asked(entries: list, case: Case, db: Database) -> list[str]:
     return out
 
 
-def _rendered(texts: list[str], context: dict) -> list[str]:
-    return list(dict.fromkeys(render(text, context) for text in texts))
+def _rendered(texts: list[str], context: dict, translated: Texts) -> list[str]:
+    return list(dict.fromkeys(render(text, context, texts=translated) for text in texts))
 
 
 # --- commands: what a case puts into them enters shell-quoted, and makes them unverified ---------------------
@@ -249,24 +254,24 @@ def _quote_line(line: str, windows: bool, names: list[str]) -> str:
     return "".join(out)
 
 
-def _quoted(text: str, source: str) -> Commands:
+def _quoted(text: str, source: str, texts: Texts | None) -> Commands:
     """Filled commands with every marked case value quoted, and the names of those values."""
     names: list[str] = []
     windows = _CMD.search(_MARKED_VALUE.sub("\ue000", text)) is not None  # by the template's words
     try:
         out = Commands("\n".join(_quote_line(line, windows, names) for line in text.split("\n")).strip())
     except ValueError:  # a template cut a value apart: show it unfilled rather than half-quoted
-        out = Commands(render(source, {}, prose=False))
+        out = Commands(render(source, {}, prose=False, texts=texts))
         names.append("(values left out)")
     out.from_input = tuple(dict.fromkeys(names))
     return out
 
 
-def _workarounds(sig: Signature, context: dict) -> list[Workaround]:
+def _workarounds(sig: Signature, context: dict, texts: Texts | None = None) -> list[Workaround]:
     out = []
     for w in sig.workarounds:
-        commands = render(str(w.get("commands", "")), context, prose=False)
-        note = render(str(w.get("note", "")), context)
+        commands = render(str(w.get("commands", "")), context, prose=False, texts=texts)
+        note = render(str(w.get("note", "")), context, texts=texts)
         used = getattr(commands, "from_input", ())
         if used:  # a tested command is no longer the one tested once the case's own values are in it
             note = (f"{note} " if note else "") + (
@@ -274,10 +279,10 @@ def _workarounds(sig: Signature, context: dict) -> list[Workaround]:
                 + "), shell-quoted where needed; check them before running.")
         verified = bool(w.get("verified", False)) and not used
         out.append(Workaround(
-            title=render(str(w.get("title", "")), context),
+            title=render(str(w.get("title", "")), context, texts=texts),
             commands=str(commands),
             verified=verified,
-            risk=render(str(w.get("risk", "")), context),
+            risk=render(str(w.get("risk", "")), context, texts=texts),
             note=note,
             verified_by=str(w.get("verified_by", "")) if verified else "",
             verified_link=str(w.get("verified_link", "")) if verified else "",
@@ -305,11 +310,11 @@ def _diagnose(sig: Signature, hits: dict[str, Hit], case: Case, db: Database, ba
     conditions = held(sig, hits)
     return Diagnosis.pending(
         {
-            "title": lambda: render(sig.title, context),
-            "root_cause": lambda: render(sig.root_cause, context),
-            "workarounds": lambda: _workarounds(sig, context),
-            "fix": lambda: render(sig.fix, context),
-            "ask_for": lambda: _rendered(asks, context),
+            "title": lambda: render(sig.title, context, texts=db.texts),
+            "root_cause": lambda: render(sig.root_cause, context, texts=db.texts),
+            "workarounds": lambda: _workarounds(sig, context, db.texts),
+            "fix": lambda: render(sig.fix, context, texts=db.texts),
+            "ask_for": lambda: _rendered(asks, context, db.texts),
         },
         id=sig.id,
         klass=sig.klass,
@@ -420,15 +425,15 @@ def _unknown(case: Case, db: Database, base: dict, candidates: list[Diagnosis]) 
     closest = candidates[:2]
 
     def ask_for() -> list[str]:
-        asks = _rendered(own, context)
+        asks = _rendered(own, context, db.texts)
         for candidate in closest:
             asks.extend(a for a in candidate.ask_for if a not in asks)
         return asks
 
     return Diagnosis.pending(
         {
-            "title": lambda: render(str(db.unknown.get("title", "No known failure matched")), context),
-            "root_cause": lambda: render(str(db.unknown.get("root_cause", "")), context),
+            "title": lambda: render(str(db.unknown.get("title", "No known failure matched")), context, texts=db.texts),
+            "root_cause": lambda: render(str(db.unknown.get("root_cause", "")), context, texts=db.texts),
             "ask_for": ask_for,
         },
         id="unknown",
