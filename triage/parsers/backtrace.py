@@ -11,6 +11,15 @@ Frame forms read (one per line, innermost first)::
     #1  0x00007ffff7a3c1c9 in ?? () from /opt/rocm/lib/libamdhip64.so.5
     #0 0x7f3a1c2b4d5e  (/opt/rocm/lib/libamdhip64.so.6+0x2b4d5e) (BuildId: 4f..)   sanitizers (ASan, UBSan)
     #2 0x55d1c0a01234 in main /home/u/app/main.cpp:42:7
+    #0  0x00007fffa6ed9cd8 in  () at /opt/rocm/hip/lib/libamdhip64.so.5    gdb, no function name: the object file
+    owner/repo#5  0x00007fffec2b0b45 in ?? () from /opt/rocm-7.0.2/lib/libamdhip64.so.7
+                                              copied from a GitHub page, where "#5" had become an issue link
+
+A program that installs its own signal handler (an HPC runtime's freeze-on-error, Python's faulthandler, a
+crash reporter) shows gdb the handler's frames, then ``<signal handler called>``, then the frames that
+received the signal. The stack keeps only those: the frame after the marker is frame 0, where the fault
+happened (and its address is the faulting instruction's, not a return address), and the stack is the
+crashing one. The handler's own frames (``sleep``, ``abort``) are no fault and are left out of it.
 """
 
 from __future__ import annotations
@@ -21,7 +30,9 @@ from triage.lazy import lazy
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles
 
-_FRAME = lazy(r"^\s*#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
+# "owner/repo#N": GitHub renders "#N" as a link to an issue, and a copy of the page keeps the repository's name
+_FRAME = lazy(r"^\s*(?P<repo>[A-Za-z0-9][A-Za-z0-9-]{0,38}/[\w.-]{1,100})?#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
+_HANDLER_CALLED = "<signal handler called>"
 _ADDRESS = lazy(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
 # The frame's tail parts are tried where a run of white space starts (from inside it they match only where its start
 # does): tried from each space of a long run, each took 0.05-0.07 s to fail on a frame line of 4,000 spaces.
@@ -35,9 +46,12 @@ _AT_FILE = lazy(r"(?<!\s)\s+at\s+(?P<f>\S+?):(?P<l>\d+)$")
 _SANITIZER_FILE = lazy(r"(?<!\s)\s+(?P<f>(?=\S*[/\\])\S+?|[\w.-]+\.\w{1,4}):(?P<l>\d+)(?::\d+)?$")
 _BUILD_ID = lazy(r"(?<!\s)\s+\(BuildId: [0-9a-fA-F]+\)$")
 _FROM = lazy(r"(?<!\s)\s+from\s+(?P<m>\S+)$")
+# gdb names the object file with "at" when it knows no function there: "in  () at /usr/lib/libfoo.so.5"
+_AT_OBJECT = lazy(r"(?<!\s)\s+at\s+(?P<m>[^\s:]*/[^\s:]*)$")
 _MODULE_ONLY = lazy(r"(?<!\s)\s+\((?P<m>[^\s()=,]+)\)$")
-_ARGS = lazy(r"(?<!\s)\s+\((?P<args>[^()]*)\)$")
-_BRACKETED = lazy(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]")
+_BRACKETED = lazy(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}")  # "{lambda()#1}" too
+# C++ operators in a name ("operator->", "operator()", "operator<<"): read as the word "operator"
+_OPERATOR = lazy(r"\boperator(?:\(\)|\[\]|->\*?|<=>|<<=?|>>=?|&&|\|\||\+\+|--|[-+*/%^&|~!=<>,]=?)")
 _SYMBOL = lazy(r"^[A-Za-z_~$.][\w:~$.@*&]*(?:\s+const)?$")
 _WINDOWS_MODULE = lazy(r"^[\w.-]+\.(?:dll|exe|sys|pyd)$", re.IGNORECASE)
 _THREAD = lazy(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+) \(")
@@ -71,6 +85,7 @@ def is_symbol(text: str) -> bool:
     """A function name as debuggers print it: no spaces outside brackets, argument lists or templates."""
     if len(text) > 2000 or not text or text[0] in "([<":
         return False
+    text = _OPERATOR.sub("operator", text)
     for _ in range(20):
         text, n = _BRACKETED.subn("", text)
         if not n:
@@ -90,6 +105,34 @@ def _module_offset(rest: str) -> tuple[str, int, str] | None:
     return module, int(m["o"], 16), head[: cut if cut >= 0 and head[cut] == "(" else cut + 1]
 
 
+def _argument_list(rest: str) -> int | None:
+    """Where gdb's argument list at the end of ``rest`` starts: `` (a=1, s=0x1 "text (in parens)", c=40 '(')``
+    or `` ()``, after a space (a C++ signature's own list has none); None if the end is not one. Parentheses in
+    quoted strings and characters do not count."""
+    if not rest.endswith(")"):
+        return None
+    depth, quoted, at = 0, False, len(rest) - 1
+    while at >= 0:
+        char = rest[at]
+        if char == '"' and (at == 0 or rest[at - 1] != "\\"):
+            quoted = not quoted
+        elif quoted:
+            pass
+        elif char == "'" and at >= 2 and rest[at - 2] == "'":
+            at -= 2  # a character: '(' or ')'
+        elif char == ")":
+            depth += 1
+        elif char == "(":
+            depth -= 1
+            if depth == 0:
+                args = rest[at + 1:-1]
+                if at and rest[at - 1] in " \t" and rest[:at].strip() and (not args or "=" in args):
+                    return len(rest[:at].rstrip())
+                return None
+        at -= 1
+    return None
+
+
 def parse_frame_text(rest: str) -> dict | None:
     """Split the text after ``#N`` into address, symbol, module, offset, file; None if not a frame."""
     out: dict = {}
@@ -102,7 +145,7 @@ def parse_frame_text(rest: str) -> dict | None:
     if m := _AT_FILE.search(rest) or _SANITIZER_FILE.search(rest):
         out["file"], out["file_line"] = m["f"], int(m["l"])
         rest = rest[: m.start()]
-    if m := _FROM.search(rest):
+    if m := _FROM.search(rest) or ("file" not in out and _AT_OBJECT.search(rest)):
         out["module"] = m["m"]
         rest = rest[: m.start()]
     if found := _module_offset(rest):
@@ -110,10 +153,10 @@ def parse_frame_text(rest: str) -> dict | None:
     elif (m := _MODULE_ONLY.search(rest)) and "module" not in out:
         out["module"] = m["m"]
         rest = rest[: m.start()]
-    if (m := _ARGS.search(rest)) and (not m["args"] or "=" in m["args"]):  # gdb's (a=1, b=2) or ()
-        rest = rest[: m.start()]
+    if (cut := _argument_list(rest)) is not None:
+        rest = rest[:cut]
     rest = rest.strip()
-    if rest in ("n/a", "??", ""):
+    if rest in ("n/a", "??", "", "()"):  # "()": gdb's frame of a function without a name
         return out if ("address" in out or "module" in out) else None
     if "address" in out and "module" not in out and _WINDOWS_MODULE.match(rest):
         out["module"] = rest  # a Windows handler's "#0 0x00007FF6CE317351  app.exe": the module, no symbol
@@ -147,18 +190,19 @@ def parse(artifact: Artifact, case: Case) -> None:
     """Add stacks, signal facts, registers and the current instruction found in the artifact."""
     current: list[Frame] = []
     start = thread = None
+    handler: int | None = None  # in the open stack, how many frames a signal handler's are
     last = -10
     room = MAX_FRAMES - sum(len(s.frames) for s in case.stacks)
     for index, text in _records(artifact):
         number = index + 1
         where = Where(artifact.name, number)
         if m := _THREAD.search(text):
-            _close(case, current, start, thread)
-            current, start, thread = [], None, m["t"] or m["g"]
+            _close(case, current, start, thread, handler)
+            current, start, thread, handler = [], None, m["t"] or m["g"], None
             case.claim(where, "stack-header")
             continue
         m = _FRAME.match(text)
-        fields = parse_frame_text(m["rest"]) if m else None
+        fields = _fields(m)
         if fields is not None:
             if room <= 0:
                 case.warnings.append(f"{artifact.name}: over {MAX_FRAMES} stack frames in all; frames from line "
@@ -167,21 +211,40 @@ def parse(artifact: Artifact, case: Case) -> None:
             room -= 1
             index = int(m["i"])
             if current and (index <= current[-1].index or number - last > 3):
-                _close(case, current, start, thread)
-                current, thread = [], None
-            if not current:
-                start = where
-            current.append(Frame(index=index, where=where, text=text.strip(), **fields))
-            if fields.get("symbol"):
-                current[-1].symbol_source = "input"
+                _close(case, current, start, thread, handler)
+                current, thread, handler = [], None, None
+            if fields.get("handler"):
+                handler = len(current)
+            else:
+                if not current:
+                    start = where
+                current.append(Frame(index=index, where=where, text=text.strip(), **fields))
+                if fields.get("symbol"):
+                    current[-1].symbol_source = "input"
             case.claim(where, "frame", "stack")
             last = number
             continue
         _signal_lines(text, where, case)
-    _close(case, current, start, thread)
+    _close(case, current, start, thread, handler)
 
 
-def _close(case: Case, frames: list[Frame], start: Where | None, thread: str | None) -> None:
+def _fields(m: re.Match[str] | None) -> dict | None:
+    """A frame line's fields, ``{"handler": True}`` for gdb's ``<signal handler called>``, None if not a frame.
+    Past an ``owner/repo`` prefix only a frame with an address, a module or a source file is one: ``org/repo#12
+    word`` is as likely a sentence that starts with an issue reference."""
+    if m is None:
+        return None
+    if m["rest"].strip() == _HANDLER_CALLED:
+        return {"handler": True}
+    fields = parse_frame_text(m["rest"])
+    if fields is not None and m["repo"] and not fields.keys() & {"address", "module", "file"}:
+        return None
+    return fields
+
+
+def _close(case: Case, frames: list[Frame], start: Where | None, thread: str | None, handler: int | None) -> None:
+    """Add the stack; past a signal handler's frames, only the frames that received the signal, renumbered
+    from 0, as the crashing stack."""
     if not frames or start is None:
         return
     if any(_WINDOWS_MODULE.match((f.module or "").replace("\\", "/").rsplit("/", 1)[-1]) for f in frames):
@@ -192,7 +255,13 @@ def _close(case: Case, frames: list[Frame], start: Where | None, thread: str | N
     if (previous and len(previous.frames) == 1 and previous.frames[0].index == 0 and frames[0].index == 0
             and previous.frames[0].address == frames[0].address and previous.form == form):
         case.stacks.pop()  # gdb's stop line, which its bt repeats as frame #0
-    case.stacks.append(Stack(frames=frames, where=start, form=form, thread=thread))
+    crashing = False
+    if handler is not None and handler < len(frames):
+        frames = frames[handler:]
+        for number, frame in enumerate(frames):
+            frame.index = number
+        start, crashing = frames[0].where, not any(s.crashing for s in case.stacks)
+    case.stacks.append(Stack(frames=frames, where=start, form=form, thread=thread, crashing=crashing))
 
 
 def _signal_lines(text: str, where: Where, case: Case) -> None:

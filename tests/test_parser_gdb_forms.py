@@ -1,0 +1,125 @@
+"""gdb stacks in the forms users paste them: past a program's own signal handler, copied from a GitHub page, and
+frames whose function has no name, parentheses in its arguments, or C++ lambdas and operators in its name.
+
+Fixtures (tests/fixtures/gdb/): signal-handler.txt is gdb's output here (tools/make_gdb_handler_fixture.sh);
+signal-handler-github-links.txt is from https://github.com/StanfordLegion/realm/issues/455 and
+signal-handler-abort-github-links.txt from https://github.com/StanfordLegion/realm/issues/225, both as the pages
+render them; the others are lines of labelled real cases (corpus/realworld/hip-3282-*, llvm-57536-*,
+rocr-runtime-68-*).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import artifact
+from triage.model import Case
+from triage.parsers import parse
+
+GDB = Path(__file__).parent / "fixtures" / "gdb"
+
+
+def _case(name: str) -> Case:
+    return parse([artifact((GDB / name).read_text(encoding="utf-8"), name)])
+
+
+def _crashing(case: Case) -> list:
+    stacks = [s for s in case.stacks if s.crashing]
+    assert len(stacks) == 1
+    return stacks[0].frames
+
+
+def _base(module: str | None) -> str:
+    return (module or "").rsplit("/", 1)[-1]
+
+
+def test_the_frame_after_the_handler_is_frame_zero_of_the_crashing_stack() -> None:
+    """A worker thread faults in a library; the program's handler aborts; gdb stops at the SIGABRT."""
+    case = _case("signal-handler.txt")
+    frames = _crashing(case)
+    assert [(f.index, f.symbol) for f in frames] == [(0, "copy_to_queue"), (1, "worker"), (2, "start_thread"),
+                                                     (3, "clone3")]
+    assert frames[0].text.startswith("#6 ") and frames[0].where.line == 13
+    assert _base(frames[0].module) == "libcopy.so" and frames[0].address == 0x7FFFF7FBC0FC
+    # the fault is where the signal arrived, not the handler's abort, nor the first thread's stack
+    assert (case.fault.signal, _base(case.fault.module), case.fault.symbol) == ("ABRT", "libcopy.so", "copy_to_queue")
+    assert [s.thread for s in case.stacks] == ["2", "1"], "gdb's stop line is the bt's frame, not a stack"
+    assert not any(f.symbol in ("__GI_abort", "on_fault") for s in case.stacks for f in s.frames)
+    assert case.kind_of(frames[0].where) == "frame" and case.line(frames[0].where).startswith("#6 ")
+
+
+def test_frames_copied_from_a_github_page_with_issue_links() -> None:
+    """'#5' became a link to StanfordLegion/legion#5: a crash in the HIP runtime under Realm's freeze handler."""
+    case = _case("signal-handler-github-links.txt")
+    assert len(case.stacks) == 1 and case.stacks[0].thread == "15"
+    frames = _crashing(case)
+    assert [f.index for f in frames] == list(range(7))
+    assert all(_base(f.module) == "libamdhip64.so.7" and f.symbol is None for f in frames)
+    assert frames[0].address == 0x7FFFEC2B0B45 and frames[0].where.line == 7
+    assert frames[-1].address == 0x7FFFEC0877F3
+
+
+def test_a_hip_runtime_crash_under_an_applications_handler_is_a_runtime_crash() -> None:
+    from triage.pipeline import triage
+
+    top = triage([str(GDB / "signal-handler-github-links.txt")]).top
+    assert top.klass == "runtime-crash" and top.confidence >= 0.8
+    assert any("libamdhip64.so.7" in e.text for e in top.evidence)
+    assert not any("realm_freeze" in e.text or "sleep" in e.text for e in top.evidence)
+
+
+def test_an_abort_under_the_handler_and_gdbs_frame_line_after_a_thread_switch() -> None:
+    case = _case("signal-handler-abort-github-links.txt")
+    assert len(case.stacks) == 1, "'thread 5' prints frame #0, which bt repeats"
+    frames = _crashing(case)
+    assert [(f.index, f.symbol) for f in frames] == [(0, "__pthread_kill_implementation"), (1, "raise"),
+                                                     (2, "abort"), (3, "Realm::XmitSrcDestPair::reserve_pbuf_inline")]
+    assert frames[3].file.endswith("gasnetex/gasnetex_internal.cc") and frames[3].file_line == 1258
+
+
+def test_the_marker_with_nothing_after_it_leaves_the_stack_as_it_was() -> None:
+    lines = (GDB / "signal-handler-github-links.txt").read_text(encoding="utf-8").splitlines()[:6]
+    case = parse([artifact("\n".join(lines) + "\n")])
+    assert [f.symbol for f in case.stacks[0].frames] == ["clock_nanosleep@GLIBC_2.2.5", "nanosleep", "sleep",
+                                                         "Realm::realm_freeze"]
+    assert not case.stacks[0].crashing
+
+
+@pytest.mark.parametrize("text", [
+    "ROCm/hip#123 segfault\n#1 crash\n",  # an issue reference, then a word: a sentence, not a frame
+    "see ROCm/hip#1  0x00007fffec2b0b45 in ?? () from /opt/rocm/lib/libamdhip64.so.7\n",
+    "a/b/c#1  0x00007fffec2b0b45 in ?? () from /opt/rocm/lib/libamdhip64.so.7\n",
+    "-ROCm/hip#1  0x00007fffec2b0b45 in ?? () from /opt/rocm/lib/libamdhip64.so.7\n",
+])
+def test_only_an_owner_repo_link_at_the_start_is_read_past(text: str) -> None:
+    case = parse([artifact(text)])
+    assert not any(f.module for s in case.stacks for f in s.frames)
+    assert not any(f.symbol == "segfault" for s in case.stacks for f in s.frames)
+
+
+def test_a_frame_without_a_function_name_names_its_object_file() -> None:
+    """'#0  0x... in  () at /opt/rocm/hip/lib/libamdhip64.so.5': gdb knew no name; 'at' is the library."""
+    case = _case("empty-function-name.txt")
+    top = case.stacks[0].frames[0]
+    assert (top.address, top.symbol, top.module) == (0x7FFFA6ED9CD8, None, "/opt/rocm/hip/lib/libamdhip64.so.5")
+    assert top.file is None
+    assert case.fault.signal == "SEGV" and case.fault.module == top.module
+
+
+def test_arguments_with_parentheses_in_a_string_keep_the_frame() -> None:
+    case = _case("arguments-with-parentheses.txt")
+    frames = _crashing(case)
+    assert [f.index for f in frames] == list(range(7))
+    assert (frames[3].symbol, frames[3].file, frames[3].file_line) == ("malloc_printerr", "malloc.c", 5347)
+    assert frames[4].symbol == "_int_free" and _base(frames[5].module) == "librocprofiler64.so"
+
+
+def test_cxx_lambdas_and_operators_in_names() -> None:
+    case = _case("cxx-lambda-and-operator-names.txt")
+    frames = _crashing(case)
+    assert [f.index for f in frames] == list(range(7))
+    assert frames[2].symbol == "amd::GpuAgent::InitDma()::{lambda()#1}::operator()() const"
+    assert frames[6].symbol == "lazy_ptr<core::Queue>::operator->() const"
+    assert all(_base(f.module) == "libhsa-runtime64.so.1" for f in frames)
