@@ -3,7 +3,10 @@ whether the ROCm release in use supports it and the kernel it runs on.
 
 With ``HSA_OVERRIDE_GFX_VERSION`` set, the runtime (and rocminfo, and every log built on it)
 reports the overriding architecture: only a product name still tells the real one. An
-override fits when it names a processor of the GPU's own family (tables/gpus.yaml).
+override fits when it names a processor of the GPU's own family (tables/gpus.yaml), and is known when it names a
+processor at all (``override_known``). ROCm 6.2+ also takes one override per device,
+``HSA_OVERRIDE_GFX_VERSION_<n>`` for KFD node n (see ``_override``): any of them counts as an override set, and the
+one of the GPU's node gives the override facts.
 
 ``gfx_arch_real`` comes from the best evidence the case holds, in this order:
 
@@ -31,15 +34,24 @@ amdgpu kernel driver), or for a kernel that only a user's sentence or a requirem
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from triage.derive.tables import Tables, version_tuple
 from triage.lazy import lazy
-from triage.model import Case, Fact
+from triage.model import Case, Fact, Where
 
 MENTIONED = 30  # envfacts scores a gfx name in passing 10, a labelled GPU or ISA 30, the GPU in use 60
 
 _OVERRIDE = lazy(r"^\s*(?P<maj>\d{1,2})\.(?P<min>\d)\.(?P<step>\d{1,2})\s*$")
+
+
+# ROCm 6.2+ also reads one override per device, HSA_OVERRIDE_GFX_VERSION_<n> (which the parsers, knowing only the
+# plain name, do not record): as a shell, env-file or listing assignment, or a Dockerfile's space-separated ENV line.
+# <n> is the device's KFD node, the N of "GPU node-N" and rocm-smi's Node column: GPUs count from 1, node 0 is the CPU.
+_PER_DEVICE = lazy(r"\bHSA_OVERRIDE_GFX_VERSION_(?P<n>\d{1,2})(?:[\"']\]?)?(?:[ \t]*[=:,][ \t]*|[ \t]+)[\"']?"
+                   r"(?P<v>\d{1,2}(?:\.\d{1,2}){0,2}|gfx[0-9a-f]{3,4})(?![\w.])")
+_PER_DEVICE_NAME = "HSA_OVERRIDE_GFX_VERSION_"
+_GPU_NODE = lazy(r"\bGPU node-(?P<n>\d{1,2})\b")
 
 
 def override_arch(value: str) -> str | None:
@@ -146,12 +158,50 @@ def _kernel(case: Case, tables: Tables) -> None:
     _add(case, "kernel_supported", "yes" if fit == "listed" else "no", fact, 60)
 
 
+def _lines_with(case: Case, needle: str) -> Iterator[tuple[Where, str]]:
+    """The lines of the case that contain ``needle`` (most cases have none: one search per artifact then)."""
+    for artifact in case.artifacts:
+        if needle in artifact.text:
+            for number, line in enumerate(artifact.lines, 1):
+                if needle in line:
+                    yield Where(artifact.name, number), line
+
+
+def _per_device_overrides(case: Case) -> dict[int, Fact]:
+    """Record each ``HSA_OVERRIDE_GFX_VERSION_<n>`` as an override (``env_HSA_OVERRIDE_GFX_VERSION``, so that every
+    "no override set" test sees it); return them by node (a later setting of a node replaces an earlier one)."""
+    found: dict[int, Fact] = {}
+    for where, line in _lines_with(case, _PER_DEVICE_NAME):
+        for m in _PER_DEVICE.finditer(line):
+            found[int(m["n"])] = Fact("env_HSA_OVERRIDE_GFX_VERSION", m["v"], where, line.strip(), 20)
+            case.add_fact("env_HSA_OVERRIDE_GFX_VERSION", m["v"], where, line.strip(), 20)
+    return found
+
+
+def _override(case: Case) -> Fact | None:
+    """The override the GPU of the case runs under: a per-device one for its node, which the runtime reads before the
+    plain variable (libhsakmt's topology), else the plain variable's. The GPU's node is the one a fault names ("GPU node-1"); with none
+    named, a per-device override of a GPU node (1 and up) is taken when there is one value only. ``override_device``
+    says which node's override was taken."""
+    plain = case.fact("env_HSA_OVERRIDE_GFX_VERSION")
+    per_device = _per_device_overrides(case)
+    if not per_device:
+        return plain
+    nodes = {int(m["n"]) for _, line in _lines_with(case, "GPU node-") for m in _GPU_NODE.finditer(line)}
+    taken = {n: f for n, f in per_device.items() if (n in nodes if nodes else n > 0)}
+    if len({f.value for f in taken.values()}) != 1:
+        return plain
+    node, fact = min(taken.items())
+    _add(case, "override_device", str(node), fact, 60)
+    return fact
+
+
 def derive(case: Case, tables: Tables) -> None:
     _kernel(case, tables)
     reported = case.fact("gfx_arch")
     if reported and reported.score < MENTIONED:  # a gfx name in passing is not the GPU of this case
         reported = None
-    override = case.fact("env_HSA_OVERRIDE_GFX_VERSION")
+    override = _override(case)
     overriding = override_arch(override.value) if override else None
     product = None
     for fact in sorted(case.facts.get("gpu_product", []) + case.facts.get("gpu_name", []), key=lambda f: -f.score):
@@ -169,6 +219,8 @@ def derive(case: Case, tables: Tables) -> None:
         real = _indirect(case, tables, overriding)
     if overriding and override:
         _add(case, "override_arch", overriding, override, 60)
+        # whether it names a processor at all (8.3.0 is no gfx830 but 8.0.3 transposed)
+        _add(case, "override_known", "yes" if tables.arch(overriding) else "no", override, 60)
     if real is None:
         return
     arch, source = real
