@@ -61,9 +61,14 @@ _SI_CODE = lazy(r"\bsi_code\s*[:=]\s*(?P<code>[A-Z]+_[A-Z]+|\d+)")
 # folly / glog: "*** Signal 11 (SIGSEGV) (0x0) received by PID 4242 (pthread TID ...) ... stack trace: ***"
 _FOLLY_SIGNAL = lazy(r"\*\*\* (?:Signal \d+ \(SIG(?P<name>[A-Z]+)\)|SIG(?P<alt>[A-Z]+) \(@0x[0-9a-f]+\)) .*received by PID")
 _GDB_SIGNAL = lazy(r"(?:terminated with|received) signal SIG(?P<name>[A-Z]+)")
-_SHELL_SIGNAL = lazy(r"^(?:.*:\s)?(?P<msg>Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)(?: \(core dumped\))?\s*$")
+# A shell's word for the signal that killed the program (glibc's strsignal text), in English and in the translations
+# glibc ships for SIGSEGV, with the shell's "(core dumped)" in any language after it.
 _SHELL_NAMES = {"Segmentation fault": "SEGV", "Aborted": "ABRT", "Bus error": "BUS",
-                "Illegal instruction": "ILL", "Floating point exception": "FPE"}
+                "Illegal instruction": "ILL", "Floating point exception": "FPE",
+                "Speicherzugriffsfehler": "SEGV", "Erreur de segmentation": "SEGV", "Violación de segmento": "SEGV",
+                "Errore di segmentazione": "SEGV", "Falha de segmentação": "SEGV", "Ошибка сегментирования": "SEGV",
+                "段错误": "SEGV", "セグメンテーション違反です": "SEGV"}
+_SHELL_SIGNAL = lazy(r"^(?:.*:\s)?(?P<msg>" + "|".join(_SHELL_NAMES) + r")(?: \((?:core dumped|[^()\n]{1,60})\))?\s*$")
 _EXECUTABLE = lazy(r"^\s*Executable:\s*(?P<p>\S+)")
 _REGISTER = lazy(
     r"^\s*(?:\(gdb\)\s*)?(?P<r>r[abcd]x|r[sd]i|r[bs]p|r(?:8|9|1[0-5])|rip|eflags)\s+(?P<v>0x[0-9a-fA-F]+)\b"
