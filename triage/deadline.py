@@ -12,7 +12,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+
+from triage.lazy import dataclass
 
 TOTAL_S = 120.0  # one analysis, every stage
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
-from triage.lazy import lazy
+from triage.lazy import dataclass, lazy
 from triage.resources import data_dir, load_yaml
 
 _ARCH = lazy(r"^gfx[0-9a-f]{3,4}$")

@@ -39,12 +39,12 @@ import struct
 import sys
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO
 
 from triage.ingest.decode import decode, looks_binary, text_encoding
 from triage.ingest.escaped import open_escaped
+from triage.lazy import dataclass
 from triage.model import Artifact
 
 if TYPE_CHECKING:

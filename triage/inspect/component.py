@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
-from triage.lazy import lazy  # compiled on first use, from the code kept between runs
+from triage.lazy import dataclass, lazy  # compiled on first use, from the code kept between runs
 
 _LIBRARIES = (
     ("HIP", lazy(r"^(?:lib)?amdhip64(?:_(?P<w>\d+))?\.(?:so(?P<v>(?:\.[\w]+)*)|dll)$")),

@@ -9,13 +9,14 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import accumulate
 
 import regex
 
 from triage import deadline
 from triage.derive.tables import version_tuple
+from triage.lazy import dataclass
 from triage.match.database import Condition, Prefilters, SignatureError
 from triage.model import Artifact, Case, Evidence, OffloadTargets, Where
 from triage.parsers.lines import is_prose

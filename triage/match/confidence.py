@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from triage.lazy import dataclass
 from triage.resources import load_yaml
 
 CLIP = 1e-3  # scores are clipped to [CLIP, 1 - CLIP] before their logit is taken

@@ -19,10 +19,10 @@ import json
 import math
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
-from triage.lazy import lazy
+from triage.lazy import dataclass, lazy
 from triage.match.templates import key_lines, template
 from triage.model import Case, Diagnosis
 from triage.resources import cache_dir, read_cached, source_key, write_cached

@@ -16,10 +16,10 @@ import bisect
 import io
 import os
 import struct
-from dataclasses import dataclass
 
 from triage.elf import elf_type, mapped_build_id
 from triage.errors import BadInput, data_errors
+from triage.lazy import dataclass
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.codes import FAULT_SIGNALS, signal_name
 

@@ -36,11 +36,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from triage.lazy import lazy
+from triage.lazy import dataclass, lazy
 from triage.model import Artifact, Case, Where
 
 # Widths people and programs wrap at lie well inside these (mail 72-78, terminals 80-200).

@@ -18,9 +18,9 @@ import bisect
 import io
 import re
 import struct
-from dataclasses import dataclass
 
 from triage.errors import BadInput, data_errors
+from triage.lazy import dataclass
 from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.codes import FAULT_SIGNALS, signal_name
 

@@ -1,7 +1,8 @@
 """Turn a triage Result into the report formats: JSON, and HTML, Markdown, text from templates.
 
 One plain dict (``build``) is the report: JSON prints it, and every template renders from it,
-so the formats cannot disagree.
+so the formats cannot disagree. The shipped text template is also written in Python
+(``triage.report.text``), which a text run uses unless ``--templates`` names another folder.
 """
 
 from __future__ import annotations
@@ -147,6 +148,10 @@ def render(result: Result, fmt: str, templates: Path | None = None, redact: bool
         report = redact_report(report, redactor)
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "text" and templates is None:  # the shipped template, written in Python (report/text.py)
+        from triage.report.text import summary
+
+        return summary(report)
     template = _environment(templates).get_template(FORMATS[fmt])
     case_lines = _quoted_lines(result)
     if redactor is not None:  # the source view quotes the artifacts, and their names, verbatim

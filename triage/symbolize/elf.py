@@ -17,13 +17,13 @@ import os
 import struct
 from array import array
 from bisect import bisect_right
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
 from triage.elf import ElfError, open_elf, program_headers, section_headers
 from triage.elf import build_id as read_notes_build_id
+from triage.lazy import dataclass
 from triage.resources import cache_dir, read_cached, write_cached
 
 FORMAT = 1  # bump when the pickled layout changes

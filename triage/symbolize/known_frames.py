@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from triage.lazy import lazy
+from triage.lazy import dataclass, lazy
 from triage.model import Case
 from triage.resources import data_dir, load_yaml
 

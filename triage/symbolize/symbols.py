@@ -12,9 +12,9 @@ from __future__ import annotations
 import io
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from triage.lazy import dataclass
 from triage.model import Artifact
 from triage.elf import ElfError, elf_type
 from triage.symbolize.elf import SymbolIndex, load_index, read_build_id
