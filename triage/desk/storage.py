@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import sqlite3
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -394,13 +396,33 @@ class Store:
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     """WAL lets readers run beside the writer; the busy timeout makes writers wait their turn."""
     cursor = connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=30000")
+    _switch_to_wal(cursor)
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
     # SQLite's own lower() changes only A-Z: a search for "Ошибка" or "Ünïcode.log" (lowered by the search) found
     # nothing; Python's lowers every script, as PostgreSQL's does
     connection.create_function("lower", 1, _lower, deterministic=True)
+
+
+def _switch_to_wal(cursor: Any, wait: float = 30.0) -> None:
+    """Set WAL mode, waiting while another connection holds the file.
+
+    Switching a new file to WAL needs it to itself, and SQLite answers "database is locked" at once instead of
+    calling the busy handler when another connection is at work on it (four desks started on one new file at
+    once failed so one time in fifteen); the mode is kept in the file, so once any connection set it, this
+    only reads it back."""
+    deadline = time.monotonic() + wait
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
 
 def _lower(value: Any) -> Any:
