@@ -191,27 +191,76 @@ def evaluate(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     return _KINDS[cond.kind](cond, case, lines)
 
 
+def _search(pattern: regex.Pattern, text: str, cond: Condition, case: Case, where: Where) -> regex.Match | None:
+    """The pattern's first match on the line's first MATCH_CHARS characters (None past LINE_S: a warning says so)."""
+    try:
+        return pattern.search(text, 0, MATCH_CHARS, timeout=min(deadline.left(), LINE_S))
+    except TimeoutError:
+        deadline.check("matching")  # the analysis's time is up; else this line is pathological for the regex
+        case.warnings.append(f"condition {cond.id}: its regex ran over {LINE_S:.0f} s on {where.artifact} line "
+                             f"{where.line}; that line was skipped")
+        return None
+
+
+class _Followers:
+    """A two-line log condition's ``then`` lines: the first line after a given one, within ``cond.within``, that the
+    ``then`` regex matches. Each line is searched once however many first lines it follows (the first lines come in
+    input order, so only the last window's verdicts are kept): the cost is one search a line at most."""
+
+    def __init__(self, cond: Condition, case: Case, lines: Lines) -> None:
+        self.cond, self.case, self.lines = cond, case, lines
+        self.pattern = cond.pattern("then")
+        self.artifact = ""
+        self.seen: dict[int, regex.Match | None] = {}
+
+    def after(self, where: Where) -> tuple[Where, str, regex.Match] | None:
+        if where.artifact != self.artifact:
+            self.artifact, self.seen = where.artifact, {}
+        else:
+            self.seen = {n: m for n, m in self.seen.items() if n > where.line}
+        text_of = self.lines.by_name.get(where.artifact, [])
+        for number in range(where.line + 1, min(where.line + self.cond.within, len(text_of)) + 1):
+            text = text_of[number - 1]
+            if number not in self.seen:
+                self.seen[number] = (self.pattern and text.strip()
+                                     and _search(self.pattern, text, self.cond, self.case, Where(where.artifact, number))
+                                     ) or None
+            if found := self.seen[number]:
+                return Where(where.artifact, number), text, found
+        return None
+
+
 def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
+    """A line the pattern matches; with ``then``, and a line within ``within`` after it that the ``then`` pattern
+    matches (both quoted; the pair weighs what its lighter line does)."""
     if not lines.candidates(cond.scan):
         return None
     pattern = cond.pattern("log")
-    found: list[tuple[float, Where, regex.Match]] = []
+    followers = _Followers(cond, case, lines) if "then" in cond.sources else None
+    found: list[tuple[float, Where, regex.Match, tuple[Where, str, regex.Match] | None]] = []
     for where, text in lines.of(cond.scan):
-        try:
-            m = pattern.search(text, 0, MATCH_CHARS, timeout=min(deadline.left(), LINE_S))
-        except TimeoutError:
-            deadline.check("matching")  # the analysis's time is up; else this line is pathological for the regex
-            case.warnings.append(f"condition {cond.id}: its regex ran over {LINE_S:.0f} s on {where.artifact} line "
-                                 f"{where.line}; that line was skipped")
+        m = _search(pattern, text, cond, case, where)
+        if not m:
             continue
-        if m:
-            found.append((lines.weight(where, text, m.span()), where, m))
+        weight = lines.weight(where, text, m.span())
+        then = None
+        if followers is not None:
+            if (then := followers.after(where)) is None:
+                continue
+            weight = min(weight, lines.weight(then[0], then[1], then[2].span()))
+        found.append((weight, where, m, then))
     if not found:
         return None
     found.sort(key=lambda f: (-f[0], case.kind_of(f[1]) is None))
-    best_weight, _, best = found[0]
+    best_weight, _, best, best_then = found[0]
     captures = {k: v for k, v in best.groupdict().items() if v is not None}
-    evidence = [lines.evidence(w, cond.id) for _, w, _ in found[:MAX_EVIDENCE]]
+    if best_then is not None:
+        captures = {k: v for k, v in best_then[2].groupdict().items() if v is not None} | captures
+    if followers is None:
+        evidence = [lines.evidence(w, cond.id) for _, w, _, _ in found[:MAX_EVIDENCE]]
+    else:  # both lines of each pair, the best pair's first
+        wheres = [w for _, first, _, then in found[:MAX_EVIDENCE] for w in (first, then[0])]  # type: ignore[index]
+        evidence = [lines.evidence(w, cond.id) for w in list(dict.fromkeys(wheres))[:MAX_EVIDENCE + 1]]
     return Hit(best_weight, evidence, captures)
 
 

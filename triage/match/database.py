@@ -34,6 +34,11 @@ CONDITION_INPUT = {"log": "text", "frame": "stack", "fault": "fault", "fact": "e
 _REGEX_FIELDS = {"log": None, "frame": ("symbol", "module"), "fault": ("module", "instruction"),
                  "fact": ("matches",), "listing": ("has", "lacks")}
 _FLAGS = regex.IGNORECASE
+# A log condition's companion line: ``then`` is a regex that one of the ``within`` lines after the line ``log`` matched
+# must match (same input, in order). Only the lines after a first line's match are read for it, each once, so a
+# long log costs no more than with ``log`` alone; ``within`` is small because the two lines are one message.
+THEN_WITHIN = 3
+THEN_WITHIN_MAX = 20
 
 
 class SignatureError(ValueError):
@@ -53,6 +58,7 @@ class Condition:
     weak: bool = False  # evidence that alone names no cause (see engine.py)
     children: list[Condition] = field(default_factory=list)  # the parts of all_of / any_of / not
     scan: tuple[int, int] = (-1, -1)  # (scanner, pattern) of a log condition: see index()
+    within: int = 0  # a log condition with a ``then`` line: how many lines after the first that line may be
     sources: dict[str, str] = field(default_factory=dict)
     _compiled: dict[str, regex.Pattern] = field(default_factory=dict, repr=False)
     _memo: Patterns | None = field(default=None, repr=False, compare=False)  # set by load()
@@ -282,6 +288,9 @@ def _condition(raw: dict, sig_id: str, nested: bool = False) -> Condition:
     )
     if not nested and not 0 < cond.strength < 1:
         raise SignatureError(f"{sig_id}: condition {cond.id}: strength must be between 0 and 1")
+    if kind != "log" and ("then" in raw or "within" in raw):
+        raise SignatureError(f"{sig_id}: condition {cond.id}: "
+                             f"{'then' if 'then' in raw else 'within'} belongs to a log condition, not to {kind}")
     if kind in COMBINATORS:
         parts = [spec] if kind == "not" else spec
         if not isinstance(parts, list) or not parts:
@@ -290,11 +299,28 @@ def _condition(raw: dict, sig_id: str, nested: bool = False) -> Condition:
         cond.input = cond.input if raw.get("input") else cond.children[0].input
     elif kind == "log":
         cond.sources["log"] = str(spec)
+        _then(raw, cond, sig_id)
     elif isinstance(spec, dict):
         for key in _REGEX_FIELDS.get(kind) or ():
             if key in spec:
                 cond.sources[key] = str(spec[key])
     return cond
+
+
+def _then(raw: dict, cond: Condition, sig_id: str) -> None:
+    """A log condition's ``then`` line and its ``within`` (see THEN_WITHIN)."""
+    if "then" not in raw:
+        if "within" in raw:
+            raise SignatureError(f"{sig_id}: condition {cond.id}: within says how far a then line may be; it has none")
+        return
+    then, within = raw["then"], raw.get("within", THEN_WITHIN)
+    if not isinstance(then, str) or not then.strip():
+        raise SignatureError(f"{sig_id}: condition {cond.id}: then is a regex, not {then!r}")
+    if isinstance(within, bool) or not isinstance(within, int) or not 1 <= within <= THEN_WITHIN_MAX:
+        raise SignatureError(f"{sig_id}: condition {cond.id}: within is a number of lines from 1 to {THEN_WITHIN_MAX}, "
+                             f"not {within!r}")
+    cond.sources["then"] = then
+    cond.within = within
 
 
 def load_signature(path: Path) -> Signature:
