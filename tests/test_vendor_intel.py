@@ -46,11 +46,10 @@ SYCL_LS = """\
 [ext_oneapi_level_zero:gpu:0] Intel(R) Level-Zero, Intel(R) Arc(TM) A770M Graphics 1.3 [1.3.28202]
 [ext_oneapi_level_zero:gpu:1] Intel(R) Level-Zero, Intel(R) Iris(R) Xe Graphics 1.3 [1.3.28202]
 """
-# chipStar runs HIP programs on Intel GPUs through Level Zero: HIP's error names, Intel's GPU
+# chipStar runs HIP programs on Intel GPUs through Level Zero: HIP's error names on its logger's lines, Intel's GPU
 CHIPSTAR = """\
 CHIP error [TID 152291] [1693481190.609691528] : hipErrorTbd (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY ) in /home/user/chipStar/src/backend/Level0/CHIPBackendLevel0.cc:1374:enqueueBarrierImpl
 CHIP error [TID 152291] [1693481190.609878222] : Caught Error: hipErrorTbd
-CHIP error [TID 152291] [1693481190.610681659] : hipErrorTbd (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY ) in /home/user/chipStar/src/backend/Level0/CHIPBackendLevel0.cc:1374:enqueueBarrierImpl
 """
 # an integrated Arc GPU (Meteor Lake) running out of memory under PyTorch's XPU build
 XPU_OOM = """\

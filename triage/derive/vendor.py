@@ -16,8 +16,8 @@ beside strong Intel evidence: an integrated GPU's name (UHD, Iris Xe, HD Graphic
 kernel drivers, SYCL's runtime errors (``UR_RESULT_ERROR_*``, ``PI_ERROR_*``, printed on every
 backend), the word SYCL. A library that was looked for and not found is no vote (ollama looks for
 Intel's on every machine); oneAPI alone is none (oneDNN's banner is on every TensorFlow log).
-A line that both names Level Zero and has AMD's words is chipStar's HIP on an Intel GPU: its AMD vote
-is dropped.
+A line that both names Level Zero and has AMD's words is chipStar's HIP on an Intel GPU, and so is a line of
+chipStar's logger (``CHIP error [TID ...] : hipErrorTbd``): beside strong Intel evidence their AMD votes are dropped.
 """
 
 from __future__ import annotations
@@ -57,12 +57,15 @@ _INTEL_WEAK = lazy(
 _MISSING = lazy(r"cannot open shared object file|No such file|not found|could not be (?:found|loaded|located)"
                 r"|(?:cannot|failed to|unable to|could not) (?:be )?(?:load|open|find)|\bsearch|\bglobs?\b|looking for",
                 re.IGNORECASE)
+# chipStar's logger: HIP's words on a GPU that runs them through Level Zero or OpenCL, not AMD's.
+_CHIPSTAR = lazy(r"^\s*CHIP (?:error|warning|critical|info|debug|trace) \[TID")
 # What the scanner looks for in every line (case-blind where the patterns above are).
 _NEEDLES = (
     r"(?i:ZE_RESULT_|level[_ -]zero|\bLevel0\b|libze_|ze_loader|ze_intel_gpu|ZE_AFFINITY_MASK|ZES_ENABLE_SYSMAN"
     r"|SYCL_PI_LEVEL_ZERO_|UR_L0_)",
     r"intel_extension_for_pytorch|ipex[-_]llm|torch\.xpu|_xpu_|xpu:\d|'xpu|\"xpu|XPU out of memory|\+xpu\b|xpu-smi",
     r"Intel|\[Arc |\bi915\b|xe 0000:|in use: xe\b|UR_RESULT_|PI_ERROR_|\bSYCL\b|ONEAPI_DEVICE_SELECTOR|Iris",
+    r"CHIP (?:error|warning|critical|info|debug|trace) \[TID",
 )
 _scanner: LineScanner | None = None
 
@@ -91,6 +94,8 @@ def _intel_votes(case: Case, amd_lines: set[Where]) -> tuple[list[tuple[int, Whe
     cancelled: set[Where] = set()
     counts: dict[int, int] = {}
     for where, text in _intel_lines(case):
+        if where in amd_lines and _CHIPSTAR.search(text):
+            cancelled.add(where)
         device = INTEL_DEVICE.search(text) is not None
         level_zero = _LEVEL_ZERO.search(text) is not None
         strong = device or level_zero or _INTEL_STRONG.search(text) is not None
