@@ -123,3 +123,18 @@ def test_cxx_lambdas_and_operators_in_names() -> None:
     assert frames[2].symbol == "amd::GpuAgent::InitDma()::{lambda()#1}::operator()() const"
     assert frames[6].symbol == "lazy_ptr<core::Queue>::operator->() const"
     assert all(_base(f.module) == "libhsa-runtime64.so.1" for f in frames)
+
+
+def test_a_module_path_with_spaces_in_parentheses_is_read_whole() -> None:
+    """LLVM's crash handler in a Windows app under a user folder with a space (the E-02 failure-wording fixture,
+    from a stable-diffusion-webui-amdgpu thread): each frame names amdhip64_7.dll and its offset; the same form on
+    Linux (an /opt folder with a space) too. Before, the space cut the path and no frame was read."""
+    text = (Path(__file__).parent / "fixtures" / "failure-wordings" / "E-02-sdwebui-win-llvm-handler-amdhip64.txt")
+    case = parse([artifact(text.read_text(encoding="utf-8"), "crash.txt")])
+    frames = [f for s in case.stacks for f in s.frames]
+    assert frames and frames[0].module.endswith(r"Stable Diffusion\stable-diffusion-webui-amdgpu\venv\Lib"
+                                                 r"\site-packages\_rocm_sdk_core\bin\amdhip64_7.dll")
+    assert frames[0].offset == 0x18EB4
+    linux = parse([artifact("#0  0x00007f3a1c2b3eb4 (/opt/my apps/lib/libamdhip64.so.6+0x18eb4)\n", "bt.txt")])
+    assert [(f.module, f.offset) for s in linux.stacks for f in s.frames] == [("/opt/my apps/lib/libamdhip64.so.6",
+                                                                             0x18EB4)]

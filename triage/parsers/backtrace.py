@@ -104,7 +104,10 @@ def _module_offset(rest: str) -> tuple[str, int, str] | None:
         return None
     head = rest[: m.start()]
     cut = max(head.rfind(" "), head.rfind("\t"), head.rfind("("), head.rfind(")"))
-    module = head[cut + 1:]
+    opened = head.rfind("(")
+    if m[0].endswith(")") and 0 <= opened < cut and ("\\" in head[opened:] or "/" in head[opened:]):
+        cut = opened  # "(C:\Users\me\Stable Diffusion\...\amdhip64_7.dll+0x18eb4)": a path with spaces, whole
+    module = head[cut + 1:].strip()
     if not module:
         return None
     return module, int(m["o"], 16), head[: cut if cut >= 0 and head[cut] == "(" else cut + 1]
