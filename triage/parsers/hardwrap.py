@@ -35,8 +35,9 @@ at the first line's number, its evidence quoting both lines.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
-from itertools import pairwise
+from itertools import compress, count, pairwise, repeat
 from typing import Any
 
 from triage.lazy import dataclass, lazy
@@ -107,6 +108,10 @@ def _lead(line: str) -> str:
 def _sure_starts(lines: list[str], width: int, exact: bool) -> list[str]:
     """The lines that surely start a record: after a blank line, or one that a wrap at ``width`` did not break (shorter
     than the width; for a word wrap, with room left for the line's first word)."""
+    if exact:  # the filled lines after a shorter or a blank one (most lines are: each test made in C)
+        filled = list(map(bool, map(str.strip, lines)))
+        after = [True, *(len(line) < width or not full for line, full in zip(lines, filled))]
+        return list(compress(lines, map(bool.__and__, filled, after)))
     out = []
     for line, nxt in zip([""] + lines, lines):
         if not nxt.strip() or nxt[0].isspace() and not exact:
@@ -119,7 +124,7 @@ def _sure_starts(lines: list[str], width: int, exact: bool) -> list[str]:
 
 def _starts(starts: list[str]) -> frozenset[str]:
     """The leading words of records' starts, twice or more."""
-    counts = Counter(_lead(line) for line in starts)
+    counts = Counter(map(re.Match.group, map(_LEAD.match, starts), repeat(1)))  # _lead of each, in C
     return frozenset(word for word, n in counts.items() if n >= 2 and word)
 
 
@@ -190,7 +195,7 @@ def detect(lines: list[str]) -> Wrap | None:
         return None
     head = lines[:DETECT_LINES]
     width = max(map(len, lines))
-    spaced = max((len(line) for line in lines if " " in line.strip()), default=0)
+    spaced = max(map(len, compress(lines, map(str.__contains__, map(str.strip, lines), repeat(" ")))), default=0)
     return _terminal(head, width) or _word_wrap(head, spaced)
 
 
@@ -200,18 +205,19 @@ def _terminal(lines: list[str], width: int) -> Wrap | None:
     it dropped leaves a word longer, where joining a terminal's with one would cut a word in two."""
     if not MIN_WIDTH <= width <= MAX_WIDTH:
         return None
-    if sum(1 for line in lines if len(line) == width) < 2:
+    if list(map(len, lines)).count(width) < 2:
         return _split_once(lines, width)
     wrap = Wrap(width, True, _starts(_sure_starts(lines, width, True)))
+    lengths = list(map(len, lines[:-1]))  # a line followed by another (the lines at a length chosen in C)
     # (a table's row padded with spaces to its width, the next row indented, says nothing)
-    full = {line for line, nxt in pairwise(lines) if len(line) == width
-            and _goes_on(wrap, line, line, nxt) and not (line.endswith("  ") and nxt[:1].isspace())}
+    full = {lines[i] for i in compress(count(), map(width.__eq__, lengths))
+            if _goes_on(wrap, lines[i], lines[i], lines[i + 1]) and not (lines[i].endswith("  ") and lines[i + 1][:1].isspace())}
     if len(full) < MIN_BREAKS and not (len(full) == 2 and _few(lines, width)):
         return None
     # a word wrap at this width ends most of its lines short of it; a terminal's wrap ends none
     words = Wrap(width, False, wrap.starts)
-    short = sum(1 for line, nxt in pairwise(lines)
-                if width - WORD_NEAR <= len(line) < width and _word_break(words, line, line, nxt))
+    short = sum(1 for i in compress(count(), map(range(width - WORD_NEAR, width).__contains__, lengths))
+                if _word_break(words, lines[i], lines[i], lines[i + 1]))
     return wrap if len(full) > FOLD_RATIO * short else None
 
 
