@@ -7,7 +7,7 @@ so the formats cannot disagree. The shipped text template is also written in Pyt
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from triage.lazy import lazy
 from triage.match.database import Database, Signature
 from triage.match.engine import render as fill
-from triage.model import Fact, Frame, to_plain
+from triage.model import Diagnosis, Fact, Frame, to_plain
 from triage.pipeline import Result
 from triage.report.github import clip, code_span, fenced, fit_comment, inline, link, visible
 from triage.resources import cache_dir, data_dir
@@ -54,8 +54,17 @@ def _not_collected(fact: Fact) -> dict:
     return {"item": item, "why": why, "artifact": fact.where.artifact, "line": fact.where.line}
 
 
-def build(result: Result) -> dict:
-    """The report as plain data (the JSON contract)."""
+def _shown(diagnosis: Diagnosis) -> dict:
+    """A diagnosis as plain data without the texts not made yet (``Diagnosis.pending``): what a report that lists
+    it by its id, class and confidence needs, without filling its title, root cause and workarounds."""
+    pending = diagnosis.__dict__.get("_pending") or ()
+    return {"class" if f.name == "klass" else f.name: to_plain(getattr(diagnosis, f.name))
+            for f in dataclasses.fields(diagnosis) if f.name not in pending}
+
+
+def build(result: Result, others: bool = True) -> dict:
+    """The report as plain data (the JSON contract). Without ``others``, the diagnoses after the first lack the
+    texts that were not made yet (the text report shows only their id, class and confidence)."""
     case = result.case
     fault = None
     if case.fault:
@@ -68,7 +77,8 @@ def build(result: Result) -> dict:
             "evidence": [{"artifact": w.artifact, "line": w.line} for w in f.evidence],
         }
     return {
-        "diagnoses": to_plain(result.diagnoses),
+        "diagnoses": to_plain(result.diagnoses) if others else [to_plain(result.diagnoses[0]),
+                                                                *map(_shown, result.diagnoses[1:])],
         "facts": case.flat_facts(),
         "fact_sources": {name: {"artifact": f.where.artifact, "line": f.where.line, "text": f.text}
                          for name in case.facts if (f := case.fact(name))},
@@ -139,7 +149,8 @@ def render(result: Result, fmt: str, templates: Path | None = None, redact: bool
     ``redact`` replaces user/host names, addresses and serials with placeholders (for public
     issues); it runs on the built report, after matching, so the diagnosis does not change.
     """
-    report = build(result)
+    text = fmt == "text" and templates is None  # the shipped text template (report/text.py)
+    report = build(result, others=not text)
     redactor = None
     if redact:
         from triage.redact import redact_report, redactor_for
@@ -147,8 +158,10 @@ def render(result: Result, fmt: str, templates: Path | None = None, redact: bool
         redactor = redactor_for(result.case.artifacts)
         report = redact_report(report, redactor)
     if fmt == "json":
+        import json
+
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-    if fmt == "text" and templates is None:  # the shipped template, written in Python (report/text.py)
+    if text:  # the shipped template, written in Python
         from triage.report.text import summary
 
         return summary(report)
