@@ -50,6 +50,10 @@ class LazyPattern:
     def _compile(self) -> Any:
         return compile_re(self.pattern, self.flags)
 
+    def __reduce__(self) -> tuple:
+        """Pickled as its pattern and flags (a kept table holds some): compiled again when first used."""
+        return type(self), (self.pattern, self.flags)
+
     def __repr__(self) -> str:
         return f"lazy({self.pattern!r}, {self.flags})"
 
@@ -213,6 +217,15 @@ def _code_memo(file: Path | None) -> CompiledCode:
     return memo
 
 
+@functools.lru_cache(maxsize=8)
+def _code_memo_in(*setting: str) -> CompiledCode:
+    """The kept code for the cache folder that these environment values (``setting``) name: looked up once for each
+    setting, not with a stat for each of the some forty records a run defines (as ``_memo_in``)."""
+    folder = cache_dir("code") if sys.implementation.name == "cpython" else None
+    return _code_memo(folder / f"dataclasses-{sys.implementation.cache_tag}-{sys.version.split()[0]}.pickle"
+                      if folder else None)
+
+
 @functools.cache
 def _decorating() -> threading.RLock:
     """Held while ``dataclass`` lends ``dataclasses`` its exec: one class at a time, in any thread."""
@@ -227,9 +240,8 @@ def dataclass(cls: type[_T] | None = None, /, **options: Any) -> Any:
     name is the kept code's (``CompiledCode.exec``), which runs the same code a fresh compile would give.
     """
     def make(klass: type[_T]) -> type[_T]:
-        folder = cache_dir("code") if sys.implementation.name == "cpython" else None
-        memo = _code_memo(folder / f"dataclasses-{sys.implementation.cache_tag}-{sys.version.split()[0]}.pickle"
-                          if folder else None)
+        memo = _code_memo_in(os.environ.get("TRIAGE_CACHE", ""), os.environ.get("XDG_CACHE_HOME", ""),
+                             os.environ.get("HOME", ""))
         with _decorating():
             dataclasses.exec = memo.exec  # type: ignore[attr-defined]
             try:
@@ -238,3 +250,50 @@ def dataclass(cls: type[_T] | None = None, /, **options: Any) -> Any:
                 del dataclasses.exec  # type: ignore[attr-defined]
 
     return make if cls is None else make(cls)
+
+
+def keep_re_everywhere() -> None:
+    """Serve from the kept code every ``re`` pattern this process compiles from a text, not only this tool's ``lazy``
+    ones: the standard library's modules compile a few dozen at import (``textwrap``, ``json``, ``inspect``...) and
+    ``re.match(text, ...)`` calls compile theirs on first use, each parsed in Python as a warm run's own were.
+
+    For the command's own process (``triage PATH``): it wraps ``re._compile``, which every ``re`` function goes
+    through, and fills ``re``'s own cache as ``re`` does. Anything but a text pattern, a debug compile or a pattern
+    ``re`` would refuse goes to ``re`` itself; nothing changes where ``re``'s internals are not the expected ones."""
+    memo = compiled_re()
+    original = getattr(re, "_compile", None)
+    cache, limit = getattr(re, "_cache", None), getattr(re, "_MAXCACHE", None)
+    if memo is None or not callable(original) or not isinstance(cache, dict) or not isinstance(limit, int) or \
+            getattr(original, "_kept", False):
+        return
+    inside = threading.local()  # the memo checks its first pattern with re.compile: that one goes to re itself
+
+    def _compile(pattern: Any, flags: Any) -> Any:
+        if isinstance(flags, re.RegexFlag):
+            flags = flags.value
+        if type(pattern) is not str or getattr(inside, "busy", False) or not isinstance(flags, int) or \
+                flags & re.DEBUG:
+            return original(pattern, flags)
+        try:
+            return cache[str, pattern, flags]
+        except KeyError:
+            pass
+        inside.busy = True
+        try:
+            made = memo.compile(pattern, flags)
+        except Exception:  # noqa: BLE001 - a bad pattern: re itself raises as it does
+            made = None
+        finally:
+            inside.busy = False
+        if made is None:
+            return original(pattern, flags)
+        if len(cache) >= limit:  # as re does: the oldest entry goes
+            try:
+                del cache[next(iter(cache))]
+            except (StopIteration, RuntimeError, KeyError):
+                pass
+        cache[str, pattern, flags] = made
+        return made
+
+    _compile._kept = True  # type: ignore[attr-defined]
+    re._compile = _compile  # type: ignore[attr-defined]

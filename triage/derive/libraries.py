@@ -25,13 +25,14 @@ from __future__ import annotations
 import re
 
 from triage.derive.runtimes import folder_of
+from triage.lazy import lazy
 from triage.model import Case, Where
 from triage.parsers.libloads import library_name
 
-_PACKAGE = re.compile(r"^(?P<site>.*?/(?:site|dist)-packages)/(?P<pkg>[^/]+)")
-_VERSIONED_OPT = re.compile(r"^/opt/rocm-\d[\w.-]*$")
-_TAIL = re.compile(r"/(?:lib(?:64)?(?:/[\w]+-linux-gnu\w*)?|bin)$")
-_OPT = re.compile(r"^(?P<r>/opt/rocm(?:-\d[\w.-]*)?)(?:/|$)")
+_PACKAGE = lazy(r"^(?P<site>.*?/(?:site|dist)-packages)/(?P<pkg>[^/]+)")
+_VERSIONED_OPT = lazy(r"^/opt/rocm-\d[\w.-]*$")
+_TAIL = lazy(r"/(?:lib(?:64)?(?:/[\w]+-linux-gnu\w*)?|bin)$")
+_OPT = lazy(r"^(?P<r>/opt/rocm(?:-\d[\w.-]*)?)(?:/|$)")
 
 
 def root_of(folder: str) -> str:

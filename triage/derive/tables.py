@@ -8,12 +8,13 @@ that any number of analyses may share.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from dataclasses import field
 from pathlib import Path
 
 from triage.lazy import dataclass, lazy
-from triage.resources import data_dir, load_yaml
+from triage.resources import cache_dir, data_dir, load_yaml, read_cached, write_cached
 
 _ARCH = lazy(r"^gfx[0-9a-f]{3,4}$")
 _TRADEMARK = lazy(r"\((?:tm|r)\)|[\u2122\u00ae]")
@@ -131,14 +132,46 @@ def _read(folder: Path, name: str) -> dict:
     return data
 
 
+_FILES = ("gpus.yaml", "rocm-support.yaml", "gpu-ids.yaml", "kernel-support.yaml", "rocm-wheels.yaml",
+          "gpu-features.yaml")
+
+
 @functools.cache
 def load_tables(folder: Path | None = None) -> Tables:
     """Read the tables of a signature folder (``tables/gpus.yaml``, ``rocm-support.yaml``, ``gpu-ids.yaml``,
     ``kernel-support.yaml``, ``rocm-wheels.yaml``, ``gpu-features.yaml``); a folder without them (a user's own signatures) uses the
-    shipped ones, table by table."""
+    shipped ones, table by table.
+
+    The tables made are kept in the per-user cache under the stamps (path, modification time, size) of the files
+    read and of this module, and read back whole while those stay the same: a warm single triage then reads one
+    file instead of six and does not check and sort the rows again."""
     shipped = data_dir("signatures") / "tables"
     base = (folder or data_dir("signatures")) / "tables"
+    paths = [base / name if (base / name).is_file() else shipped / name for name in _FILES]
+    before = _stamps(paths)
+    cache = cache_dir("tables") if before else None
+    kept = cache / f"{hashlib.sha256(repr(before).encode()).hexdigest()[:32]}.pickle" if cache else None
+    found = read_cached(kept) if kept else None
+    if isinstance(found, Tables):
+        return found
+    tables = _load(base, shipped)
+    if kept and _stamps(paths) == before:  # not kept when a table changed while it was read
+        write_cached(kept, tables)
+    return tables
 
+
+def _stamps(paths: list[Path]) -> list[tuple[str, int, int]] | None:
+    """What tells one version of the tables (and of the code that reads them) from another; None when a file
+    cannot be looked at (then nothing is kept)."""
+    try:
+        return [(str(path), stat.st_mtime_ns, stat.st_size)
+                for path, stat in ((path, path.stat()) for path in (*paths, Path(__file__)))]
+    except OSError:
+        return None
+
+
+def _load(base: Path, shipped: Path) -> Tables:
+    """The tables read from their files (``base``, else ``shipped``), checked."""
     def read(name: str) -> dict:
         return _read(base if (base / name).is_file() else shipped, name)
 

@@ -21,7 +21,6 @@ other candidates show their scores: they are what the answer was preferred to, n
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import field
 from pathlib import Path
@@ -94,6 +93,8 @@ def confidence(weights: Weights, signature: str, held: Held, runner_up: float) -
 
 def as_yaml(weights: Weights, about: dict[str, Any]) -> str:
     """The weights file's text: what it is and how it was made, then the numbers."""
+    import json
+
     import yaml
 
     lines = ["# Fitted confidence weights (triage/match/confidence.py). Do not edit by hand:",

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import math
 import sys
 from collections import Counter
@@ -96,6 +95,8 @@ def _load(path: Path, stamp: tuple[int, int]) -> Index | None:
 
 def _build(path: Path) -> Index | None:
     try:
+        import json  # only when the index is not in the cache
+
         data = json.loads(path.read_text(encoding="utf-8"))
         # Interned: the cases' features and the weights' keys are then the same strings, kept once in the cache.
         cases = tuple((str(c["case"]), str(c["class"]), str(c["conclusion"]), str(c["source"]),
