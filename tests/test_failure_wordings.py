@@ -1,10 +1,10 @@
-"""Real output of runtime crashes, GPU memory faults and GPU hangs, as users posted it in public threads
-(tests/fixtures/failure-wordings/index.tsv names each thread): gdb and core-file stacks in COMGR and the
-OpenCL runtime, assertions of the HIP, OpenCL and SMI libraries (one pasted as Markdown inline code, its
-opening backtick lost), the runtime's queue aborts in the ROCm 3.x numeric form and the named form, kernel
-page-fault reports of three driver generations, KFD preemption timeouts and the runtime's GPU-hang
-exception under Python's faulthandler. Each must get the class its output shows, whichever signature
-answers: the wordings differ from the ones the signatures were first written for."""
+"""Real output of every failure class as users posted it in public threads, in the words of many apps, ROCm
+releases and OSes (tests/fixtures/failure-wordings/index.tsv names each thread): gdb and core-file stacks in COMGR
+and the OpenCL runtime, runtime and SMI assertions, queue aborts in ROCm 3.x's numeric form, kernel page-fault and
+shader-interrupt reports, LLVM's Windows crash handler under a path with spaces, missing code objects and math
+libraries by app, containers and WSL without a device, allocation failures, missing toolchains and device
+libraries, and lookalikes on NVIDIA that must stay outside the stack. Each must get the class its output shows,
+whichever signature answers: the wordings differ from the ones the signatures were first written for."""
 
 from __future__ import annotations
 
