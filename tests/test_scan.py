@@ -285,3 +285,16 @@ def test_the_shipped_literal_table_is_current_and_agrees_with_required_literals(
         assert literals.literals_for(pattern, int(flags)) == literals.required_literals(pattern, int(flags))
     assert literals.literals_for(r"no such pattern (?:shipped|anywhere)", re.IGNORECASE) == {
         ("no such pattern shipped", True), ("no such pattern anywhere", True)}  # not in the table: worked out
+
+
+@needs_hyperscan
+def test_a_pattern_is_found_beside_another_that_starts_alike() -> None:
+    """Two shipped support patterns that each found an ldd line alone missed it together in one Hyperscan database
+    (leftmost start of match is asked for since); the signatures' own examples failed once a long run had built it."""
+    patterns = [r"^\s*(?:>>>\s*)?(?:print\()?torch\.cuda\.is_available\(\)\)?\s*$",
+                r"^\s*(?P<system_library>lib(?!amdhip|hsa-runtime|roc)[\w.+-]+\.so[.\d]*) => not found"]
+    lines = ["root@debian:~# ldd /opt/rocm/hcc/bin/hcc", "\tlinux-vdso.so.1 (0x00007ffda17ed000)",
+             "\tlibtinfo.so.5 => not found"]
+    scanner = LineScanner(patterns, regex.MULTILINE | regex.IGNORECASE, "hyperscan")
+    assert scanner._compiled_hyperscan(build=True) is not None and scanner.by_hyperscan == [0, 1]
+    assert scanner.scan(lines) == [[], [2]]

@@ -549,14 +549,30 @@ def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
     return out
 
 
+# Leftmost start of match where Hyperscan takes it: without it Hyperscan (python-hyperscan 0.9.1) missed a pattern's
+# match on a line when another pattern of the same database was there too (`^\s*lib[\w.+-]+\.so[.\d]* => not
+# found` beside `^\s*...torch\.cuda\.is_available\(\)\s*$`: each alone found it, together neither). Only the
+# ends are used; a pattern Hyperscan cannot track the start of keeps the plain flag.
+_SOM = (hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_SOM_LEFTMOST) if hyperscan is not None else 0
+_PLAIN = hyperscan.HS_FLAG_MULTILINE if hyperscan is not None else 0
+
+
+def _compiled(expressions: list[tuple[int, bytes]], flags: list[int]) -> Any:
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        database.compile(expressions=[e for _, e in expressions], ids=[i for i, _ in expressions],
+                         elements=len(expressions), flags=flags)
+    except hyperscan.error:
+        return None
+    return database
+
+
 def _hyperscan_database(expressions: list[tuple[int, bytes]]) -> Any:
     """A Hyperscan block-mode database of (id, expression) pairs, or None when it refuses one of them or there are none."""
     if not expressions:
         return None
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    try:
-        database.compile(expressions=[e for _, e in expressions], ids=[i for i, _ in expressions],
-                         elements=len(expressions), flags=[hyperscan.HS_FLAG_MULTILINE] * len(expressions))
-    except hyperscan.error:
-        return None
+    database = _compiled(expressions, [_SOM] * len(expressions))
+    if database is None:
+        flags = [_SOM if _compiled([item], [_SOM]) is not None else _PLAIN for item in expressions]
+        database = _compiled(expressions, flags)
     return database
