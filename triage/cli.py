@@ -378,9 +378,6 @@ def main() -> None:
     options = quick_options(sys.argv[1:])
     try:
         if options is not None:
-            from triage.lazy import keep_re_everywhere
-
-            keep_re_everywhere()  # before the imports: the standard library's patterns come from the kept code too
             sys.exit(_quick(options))
         _app()()
     finally:
