@@ -317,10 +317,14 @@ class LineScanner:
                 chosen.append((index, written[0]))
                 if written[1]:
                     exact_on_ascii.append(index)
-        database = _hyperscan_database(chosen)
-        if database is None:  # find the expressions Hyperscan refuses (its error does not say which); they go the Python way
-            chosen = [item for item in chosen if _hyperscan_database([item]) is not None]
-            database = _hyperscan_database(chosen)
+        flags = [_SOM] * len(chosen)
+        database = _hyperscan_database(chosen, flags)
+        if database is None:  # each expression alone (Hyperscan's error does not say which): with the start tracked,
+            # else plain, else refused (it goes the Python way)
+            flags = [next((f for f in (_SOM, _PLAIN) if _hyperscan_database([item], [f]) is not None), 0)
+                     for item in chosen]
+            chosen, flags = [item for item, f in zip(chosen, flags) if f], [f for f in flags if f]
+            database = _hyperscan_database(chosen, flags)
         if database is None:
             return _Compiled(None, [], [])
         read = [i for i, _ in chosen]
@@ -552,27 +556,20 @@ def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
 # Leftmost start of match where Hyperscan takes it: without it Hyperscan (python-hyperscan 0.9.1) missed a pattern's
 # match on a line when another pattern of the same database was there too (`^\s*lib[\w.+-]+\.so[.\d]* => not
 # found` beside `^\s*...torch\.cuda\.is_available\(\)\s*$`: each alone found it, together neither). Only the
-# ends are used; a pattern Hyperscan cannot track the start of keeps the plain flag.
+# ends are used; a pattern Hyperscan cannot track the start of keeps the plain flag (_compile_hyperscan).
 _SOM = (hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_SOM_LEFTMOST) if hyperscan is not None else 0
 _PLAIN = hyperscan.HS_FLAG_MULTILINE if hyperscan is not None else 0
 
 
-def _compiled(expressions: list[tuple[int, bytes]], flags: list[int]) -> Any:
+def _hyperscan_database(expressions: list[tuple[int, bytes]], flags: list[int]) -> Any:
+    """A Hyperscan block-mode database of (id, expression) pairs with their flags, or None when it refuses one of them
+    or there are none."""
+    if not expressions:
+        return None
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     try:
         database.compile(expressions=[e for _, e in expressions], ids=[i for i, _ in expressions],
                          elements=len(expressions), flags=flags)
     except hyperscan.error:
         return None
-    return database
-
-
-def _hyperscan_database(expressions: list[tuple[int, bytes]]) -> Any:
-    """A Hyperscan block-mode database of (id, expression) pairs, or None when it refuses one of them or there are none."""
-    if not expressions:
-        return None
-    database = _compiled(expressions, [_SOM] * len(expressions))
-    if database is None:
-        flags = [_SOM if _compiled([item], [_SOM]) is not None else _PLAIN for item in expressions]
-        database = _compiled(expressions, flags)
     return database
