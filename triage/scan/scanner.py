@@ -317,12 +317,15 @@ class LineScanner:
                 chosen.append((index, written[0]))
                 if written[1]:
                     exact_on_ascii.append(index)
-        flags = [_SOM] * len(chosen)
+        flags = [_SOM if _LINE_RUN.match(written) else _PLAIN for _, written in chosen]
         database = _hyperscan_database(chosen, flags)
-        if database is None:  # each expression alone (Hyperscan's error does not say which): with the start tracked,
-            # else plain, else refused (it goes the Python way)
-            flags = [next((f for f in (_SOM, _PLAIN) if _hyperscan_database([item], [f]) is not None), 0)
-                     for item in chosen]
+        # Refused (Hyperscan's error does not say which expression): first the few asked for their start are tried
+        # alone (one refused is asked plainly), then, if still refused, every one alone (one refused goes the Python way)
+        for fallback in (_PLAIN, 0):
+            if database is not None:
+                break
+            flags = [f if (fallback and f != _SOM) or _hyperscan_database([item], [f]) is not None else fallback
+                     for item, f in zip(chosen, flags)]
             chosen, flags = [item for item, f in zip(chosen, flags) if f], [f for f in flags if f]
             database = _hyperscan_database(chosen, flags)
         if database is None:
@@ -553,10 +556,12 @@ def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
     return out
 
 
-# Leftmost start of match where Hyperscan takes it: without it Hyperscan (python-hyperscan 0.9.1) missed a pattern's
-# match on a line when another pattern of the same database was there too (`^\s*lib[\w.+-]+\.so[.\d]* => not
-# found` beside `^\s*...torch\.cuda\.is_available\(\)\s*$`: each alone found it, together neither). Only the
-# ends are used; a pattern Hyperscan cannot track the start of keeps the plain flag (_compile_hyperscan).
+# Hyperscan 5.4 (python-hyperscan 0.9.1) loses matches of expressions that start a line with an unbounded run
+# (`^\s*lib[\w.+-]+\.so[.\d]* => not found`) when another in the same database does too and is followed by a
+# literal of 24 bytes or more (`^\s*torch\.cuda\.is_available\(\)`): each alone matches, together neither does.
+# Asked for the leftmost start of match, such expressions are built apart and are found. Only these few ask it: for
+# every expression it makes a database five times the size and three times as slow to build. Only ends are used.
+_LINE_RUN = re.compile(rb"\^(?:\(\?:)?(?:\[(?:\\.|[^\]\\])*\]|\\.|[^\\(\[])\)?[*+]")
 _SOM = (hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_SOM_LEFTMOST) if hyperscan is not None else 0
 _PLAIN = hyperscan.HS_FLAG_MULTILINE if hyperscan is not None else 0
 
