@@ -192,3 +192,17 @@ def test_a_cached_database_keeps_the_window(tmp_path: Path) -> None:
     for _ in range(2):  # built, then read back from the cache
         cond = load(folder).signatures[0].conditions[0]
         assert (cond.within, cond.sources["then"]) == (7, UNDEFINED["then"])
+
+
+@pytest.mark.parametrize("condition, words", [
+    (UNDEFINED | {"within": 1}, f"log: {UNDEFINED['log']}, then within 1 line: {UNDEFINED['then']}"),
+    (UNDEFINED, f"log: {UNDEFINED['log']}, then within 3 lines: {UNDEFINED['then']}"),
+    ({"any_of": [{"fact": {"name": "gpu_vendor", "equals": "amd"}}, HIP_ERROR]},
+     f"any of [fact: gpu_vendor, equals amd; log: {HIP_ERROR['log']}, then within 3 lines: {HIP_ERROR['then']}]"),
+])
+def test_signatures_show_names_the_second_line(tmp_path: Path, condition: dict, words: str) -> None:
+    """`triage signatures show` and the catalogue say a condition's second line and its window, at the top or
+    inside a combination, not only its first line."""
+    from triage.report import condition_text
+
+    assert condition_text(load(_write(tmp_path, condition)).signatures[0].conditions[0]) == words

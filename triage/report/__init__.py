@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from triage.lazy import lazy
-from triage.match.database import Database, Signature
+from triage.match.database import THEN_WITHIN, Condition, Database, Signature
 from triage.match.engine import render as fill
 from triage.model import Diagnosis, Fact, Frame, to_plain
 from triage.pipeline import Result
@@ -186,8 +186,16 @@ def _words(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(map(_words, value))
     if isinstance(value, dict):
-        return "; ".join(spec_text(key, inner) for key, inner in value.items())
+        parts = [_log_text(value.get("log"), value["then"], value.get("within", THEN_WITHIN))] if "then" in value else []
+        return "; ".join(parts + [spec_text(key, inner) for key, inner in value.items()
+                                  if not (parts and key in ("log", "then", "within"))])
     return str(value)
+
+
+def _log_text(log: object, then: object = None, within: int = THEN_WITHIN) -> str:
+    """A log condition in words; a two-line one names its second line and how far after the first it may be."""
+    text = spec_text("log", log)
+    return text if then is None else f"{text}, then within {within} line{'s' * (within != 1)}: {_words(then)}"
 
 
 def spec_text(kind: str, spec: object) -> str:
@@ -203,6 +211,13 @@ def spec_text(kind: str, spec: object) -> str:
     return f"{kind}: {_words(spec)}"
 
 
+def condition_text(cond: Condition) -> str:
+    """One condition of a signature in words (see spec_text)."""
+    if cond.kind != "log":
+        return spec_text(cond.kind, cond.spec)
+    return _log_text(cond.sources.get("log"), cond.sources.get("then"), cond.within)
+
+
 def render_catalogue(db: Database, signatures: list[Signature], template: str, templates: Path | None = None) -> str:
     """Describe signatures in general terms (no case to fill them from): the catalogue page or one story.
 
@@ -211,7 +226,7 @@ def render_catalogue(db: Database, signatures: list[Signature], template: str, t
     env = _environment(templates)
     env.filters["story"] = lambda text: fill(text, {})
     env.filters["commands"] = lambda text: fill(text, {}, prose=False)
-    env.filters["spec"] = lambda cond: spec_text(cond.kind, cond.sources.get("log") if cond.kind == "log" else cond.spec)
+    env.filters["spec"] = condition_text
     return env.get_template(template).render(db=db, signatures=signatures)
 
 
