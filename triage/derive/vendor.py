@@ -16,6 +16,9 @@ beside strong Intel evidence: an integrated GPU's name (UHD, Iris Xe, HD Graphic
 kernel drivers, SYCL's runtime errors (``UR_RESULT_ERROR_*``, ``PI_ERROR_*``, printed on every
 backend), the word SYCL. A library that was looked for and not found is no vote (ollama looks for
 Intel's on every machine); oneAPI alone is none (oneDNN's banner is on every TensorFlow log).
+CuPy's nvrtc names (``NVRTCError``, ``cupy_backends.cuda.libs.nvrtc``) are CuPy's on ROCm too: a vote that rests on
+them alone counts only in a case without AMD votes. The HIP platform a run was set up for (``HIP_PLATFORM=nvidia``)
+votes like a device name (parsers/vendor.py).
 A line that both names Level Zero and has AMD's words is chipStar's HIP on an Intel GPU, and so is a line of
 chipStar's logger (``CHIP error [TID ...] : hipErrorTbd``): beside strong Intel evidence their AMD votes are dropped.
 """
@@ -27,7 +30,7 @@ import re
 from triage.lazy import lazy
 from triage.model import FACT_REPEATS, Case, Where
 from triage.parsers.lines import is_sentence, readable
-from triage.parsers.vendor import NVIDIA_DEVICE
+from triage.parsers.vendor import NVIDIA_DEVICE, cupy_only
 from triage.scan.scanner import LineScanner
 
 # A vendor wins when its votes are at least this many times any other's.
@@ -120,11 +123,14 @@ def derive(case: Case) -> None:
     zluda = case.fact("zluda") is not None
     cast = case.facts.get("vendor_vote", [])
     intel, cancelled = _intel_votes(case, {f.where for f in cast if f.value == "amd"})
+    amd_cast = any(f.value == "amd" and f.where not in cancelled for f in cast) or "gfx_arch" in case.facts
     for fact in cast:
         if zluda and fact.value == "nvidia" and not NVIDIA_DEVICE.search(fact.text):
             continue
         if fact.value == "amd" and fact.where in cancelled:
             continue
+        if fact.value == "nvidia" and amd_cast and cupy_only(fact.text):
+            continue  # CuPy's nvrtc names in a case with AMD evidence: CuPy built for ROCm
         votes[fact.value] += fact.score
         if fact.value not in best or fact.score > best[fact.value].score:
             best[fact.value] = fact

@@ -8,6 +8,19 @@ a library or a driver: ``Radeon``, ``gfx1100``, ``libamdhip64``, ``ROCm`` on one
 ``NVIDIA``/``GeForce``, ``libcuda.so``, ``nvcuda.dll``, ``nvidia-smi`` on the other. Each line
 is one vote of its weight; derive/vendor.py adds them up.
 
+The HIP platform a run was set up for is a vote as well, from machine output only (an ``env`` dump, a shell's
+``export``, a Dockerfile's ``ENV``, hipconfig's ``HIP_PLATFORM : nvidia``): ``amd`` (``hcc`` before HIP 4.0) for AMD,
+``nvidia`` for NVIDIA. ``nvcc``, HIP's name for NVIDIA before 4.0, is a weak vote: hipconfig of those releases chose
+it by itself whenever it found no AMD GPU, so on an AMD machine whose GPU went missing it names NVIDIA too.
+A datacenter NVIDIA GPU is named without ``NVIDIA`` by older drivers (``GPU 0: A100-SXM4-40GB``), by its form
+factor after the model.
+
+CuPy keeps NVIDIA's names on ROCm: its compiler module is ``cupy_backends.cuda.libs.nvrtc`` and its error
+``NVRTCError`` whatever the platform (``NVRTCError: HIPRTC_ERROR_COMPILATION (6)`` on ROCm), and its
+``show_config()`` prints ``NVRTC Version`` for hipRTC's. A line whose only NVIDIA words are those is no vote beside
+AMD words on the line; elsewhere derive/vendor.py tells such a vote by its line (``cupy_only``) and counts it only
+when no AMD evidence is in the case. ``HIPRTC_ERROR_*`` (hipRTC's status names) is AMD's.
+
 Indirect evidence of the GPU's architecture (derive/gpu.py maps it with tables/gpu-ids.yaml and
 uses it only when nothing better names the arch)::
 
@@ -34,7 +47,7 @@ from triage.parsers.lines import Needles
 _AMD_STRONG = lazy(
     r"\bgfx\d{3,4}\b|\bgfx9\d[ac]\b|\bRadeon\b|\bInstinct\b|libamdhip64|amdhip64|\bROCm\b|/opt/rocm|\bhipError\w+"
     r"|HSA_STATUS_\w+|\bamdgpu\b|librocblas|rocBLAS|hipBLASLt|MIOpen|AMD_LOG_LEVEL|HSA_OVERRIDE_GFX_VERSION"
-    r"|HIP_LAUNCH_BLOCKING=1|AMD_SERIALIZE_KERNEL|TORCH_USE_HIP_DSA|\+rocm\d"
+    r"|HIP_LAUNCH_BLOCKING=1|AMD_SERIALIZE_KERNEL|TORCH_USE_HIP_DSA|\+rocm\d|\bHIPRTC_ERROR_\w+"
     # a Radeon model number however short ("RX 580", "rx7900xtx"), AMD's PCI vendor id (lspci -nn, vfio, ollama's name=)
     r"|\b(?i:RX) ?\d{3,4}(?:\s?XTX?|\s?GRE)?\b|\[1002:[0-9a-fA-F]{4}\]|\bname=1002:[0-9a-fA-F]{4}\b")
 # ZLUDA runs CUDA programs on AMD GPUs through a stand-in nvcuda.dll: its lines name NVIDIA's files on an AMD GPU.
@@ -44,7 +57,9 @@ _NVIDIA_STRONG = lazy(
     r"\bNVIDIA\b|\bGeForce\b|\bQuadro\b|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b|libcuda\.so|nvcuda\.dll|nvidia-smi"
     r"|\bcuDNN\b|libcudart|cudart64|CUDA driver version|NVRTC|\bsm_\d{2,3}\b|\[10de:[0-9a-fA-F]{4}\]"
     # PyTorch's error epilogue names the debug switches of the build it came from
-    r"|CUDA_LAUNCH_BLOCKING=1|TORCH_USE_CUDA_DSA")
+    r"|CUDA_LAUNCH_BLOCKING=1|TORCH_USE_CUDA_DSA"
+    # a datacenter GPU named by model and form factor alone (older drivers' nvidia-smi -L: "GPU 0: A100-SXM4-40GB")
+    r"|\b(?:[AH][18]00|H200|A[1-4]0G?|L40S?|L4)(?:-(?:SXM\d?|PCIE)\b| (?:PCIe|SXM\d?|NVL)\b| \d+GB HBM)")
 
 # A CUDA library that could not be found is no sign of an NVIDIA GPU (AMD machines miss libcuda.so.1 all the time);
 # only an NVIDIA device's name (NVIDIA_DEVICE) on such a line still counts.
@@ -53,12 +68,22 @@ _MISSING = lazy(r"cannot open shared object file|No such file|not found|could no
 # An NVIDIA device's name: the one NVIDIA evidence that stands on a missing-library line and under ZLUDA
 # (derive/vendor.py), where NVIDIA's files and switches are no sign of an NVIDIA GPU.
 NVIDIA_DEVICE = lazy(r"\bNVIDIA (?:GeForce|RTX|Quadro|Tesla|TITAN|Jetson|DGX|[AHLT]\d{1,4}[A-Z]?\b)|\bGeForce\b|\bQuadro\b"
-                           r"|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b|\bTITAN [XVR]\b")
+                           r"|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b|\bTITAN [XVR]\b"
+                           r"|\b(?:[AH][18]00|H200|A[1-4]0G?|L40S?|L4)(?:-(?:SXM\d?|PCIE)\b| (?:PCIe|SXM\d?|NVL)\b| \d+GB HBM)")
+# The HIP platform of a run as machine output shows it: an environment listing or assignment (env, export, a Dockerfile's
+# ENV, a command's prefix) or hipconfig's "HIP_PLATFORM : nvidia" / "HIP_PLATFORM       :amd".
+_PLATFORM = lazy(r"^\s*(?:[$#>]\s*)?(?:export\s+|declare -x\s+|ENV\s+|set\s+)?HIP_PLATFORM(?:\s*=\s*|\s*:\s*|\s+(?=\w))"
+                 r"['\"]?(?P<p>nvidia|nvcc|amd|hcc)\b")
+# CuPy's names for its runtime compiler, the same on ROCm (see the module's text).
+CUPY_NVRTC = lazy(r"\bcupy(?:_backends)?(?:\.\w+)*\.nvrtc\b(?:\.\w+)*|\bNVRTCError\b|\bnvrtc\.pyx\b"
+                  r"|^\s*NVRTC Version\s*:")
 # A probe that found no AMD driver (ollama asks on every machine: "amdgpu driver not detected /sys/module/amdgpu")
 # is no sign of an AMD GPU.
 _AMD_ABSENT = lazy(r"\bamdgpu (?:driver |kernel module )?(?:is )?not (?:detected|found|loaded|present)\b", re.IGNORECASE)
 _NEEDLES = Needles(_AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG, _ZLUDA)
+_PLATFORMS = Needles(_PLATFORM)
 STRONG, WEAK = 3, 1
+_PLATFORM_VOTE = {"nvidia": ("nvidia", STRONG), "nvcc": ("nvidia", WEAK), "amd": ("amd", STRONG), "hcc": ("amd", STRONG)}
 
 # AMD's graphics PCI vendor id is 1002 (1022 is its CPUs' and chipsets'): lspci -nn, lspci's "Device 67df" for an id
 # its name list lacks, ollama's name=, Windows' device instance path, rocminfo's Chip ID (decimal, then hex).
@@ -89,6 +114,11 @@ _LOOKED_FOR = lazy(r"\b(?:cannot|can't|could ?n[o']t|unable|unreadable|no such f
 _IDENTITY = Needles(_PCI_ID, _AMD_DEVICE, _LIB_FILE)
 
 
+def cupy_only(text: str) -> bool:
+    """Whether the line's only NVIDIA words are CuPy's names for its runtime compiler (the same on ROCm)."""
+    return CUPY_NVRTC.search(text) is not None and not _NVIDIA_STRONG.search(CUPY_NVRTC.sub(" ", text))
+
+
 def parse(artifact: Artifact, case: Case) -> None:
     _votes(artifact, case)
     _identity(artifact, case)
@@ -114,8 +144,16 @@ def _identity(artifact: Artifact, case: Case) -> None:
 def _votes(artifact: Artifact, case: Case) -> None:
     holding = _NEEDLES.each(artifact)  # a needle's regex is tried on the lines it chose only
     zludas, strong, weak, nvidias = (holding[n] for n in (_ZLUDA, _AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG))
+    platforms = set()
+    for where, text in _PLATFORMS.machine_lines(artifact, case):
+        if m := _PLATFORM.match(text):  # the line's one vote
+            vendor, weight = _PLATFORM_VOTE[m["p"]]
+            case.add_fact("vendor_vote", vendor, where, text.strip(), weight)
+            platforms.add(where.line)
     for where, text in _NEEDLES.machine_lines(artifact, case):
         index = where.line - 1
+        if where.line in platforms:
+            continue
         zluda = index in zludas and _ZLUDA.search(text) is not None
         if zluda:
             case.add_fact("zluda", "yes", where, text.strip(), 30)
@@ -126,6 +164,8 @@ def _votes(artifact: Artifact, case: Case) -> None:
         nvidia = STRONG if index in nvidias and _NVIDIA_STRONG.search(text) and not zluda else 0
         if nvidia and _MISSING.search(text) and not NVIDIA_DEVICE.search(text):
             nvidia = 0
+        if nvidia and amd and cupy_only(text):
+            nvidia = 0  # CuPy's nvrtc names beside AMD's words: CuPy built for ROCm
         if amd and not nvidia:
             case.add_fact("vendor_vote", "amd", where, text.strip(), amd)
         elif nvidia and not amd:

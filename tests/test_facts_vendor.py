@@ -1,0 +1,82 @@
+"""gpu_vendor from NVIDIA's GPU names and the HIP platform a run was set up for, and CuPy's NVIDIA names on ROCm
+(parsers/vendor.py votes, derive/vendor.py counts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from triage.derive import derive
+from triage.derive.tables import load_tables
+from triage.model import Artifact, Case
+from triage.parsers import parse
+
+FIXTURES = Path(__file__).parent / "fixtures" / "facts"
+
+
+def _case(text: str) -> Case:
+    case = parse([Artifact(name="log.txt", text=text, size=len(text))])
+    derive(case, load_tables())
+    return case
+
+
+def _vendor(text: str) -> str | None:
+    return _case(text).value("gpu_vendor")
+
+
+def _votes(text: str) -> list[tuple[str, int]]:
+    return [(f.value, f.score) for f in _case(text).facts.get("vendor_vote", [])]
+
+
+def test_cupy_on_rocm_is_amd_although_its_error_is_nvrtcerror() -> None:
+    # CuPy built for ROCm on an MI50: https://github.com/cupy/cupy/issues/4216
+    text = (FIXTURES / "cupy-rocm-hiprtc-error.txt").read_text()
+    assert _vendor(text) == "amd"
+    assert ("nvidia", 3) not in _votes(text)
+
+
+def test_cupy_on_cuda_stays_nvidia() -> None:
+    # the same traceback from CuPy on CUDA: https://github.com/mritools/cupyimg/issues/17
+    assert _vendor((FIXTURES / "cupy-cuda-nvrtc-error.txt").read_text()) == "nvidia"
+
+
+def test_cupy_show_config_nvrtc_line_counts_only_without_rocm() -> None:
+    # cp.show_config() of CuPy 10 on ROCm 4.5 (gfx906): https://github.com/cupy/cupy/issues/5961
+    text = (FIXTURES / "cupy-rocm-show-config.txt").read_text()
+    assert _vendor(text) == "amd"
+    platform, nvrtc = (next(line for line in text.splitlines() if line.startswith(key)) + "\n"
+                       for key in ("CuPy Platform", "NVRTC Version"))
+    assert _vendor(platform + nvrtc) == "amd"  # one AMD vote against CuPy's name for hipRTC: no tie
+    assert _vendor(nvrtc) == "nvidia"  # CuPy on CUDA prints the same line
+
+
+def test_hip_platform_nvidia_in_the_environment_votes_nvidia() -> None:
+    # HIP on a V100 set up by hand: https://github.com/ROCm/hip/issues/2573
+    text = (FIXTURES / "hip-platform-nvidia-v100.txt").read_text()
+    assert ("nvidia", 3) in _votes("export HIP_PLATFORM=nvidia\n")
+    assert _vendor(text) == "nvidia"
+
+
+def test_hipconfig_platform_lines() -> None:
+    # hipconfig of ROCm 6.2: https://github.com/ROCm/hip/issues/3521
+    assert ("amd", 3) in _votes((FIXTURES / "hipconfig-platform-amd.txt").read_text())
+    # hipconfig of HIP 3.5 for NVIDIA (Arch's hip-nvcc): https://github.com/rocm-arch/rocm-arch/issues/266 -- "nvcc",
+    # which that hipconfig also chose by itself on an AMD machine whose GPU it could not see, is a weak vote only
+    text = (FIXTURES / "hipconfig-platform-nvcc.txt").read_text()
+    platform = [f for f in _case(text).facts["vendor_vote"] if "HIP_PLATFORM" in f.text]
+    assert [(f.value, f.score) for f in platform] == [("nvidia", 1)]
+
+
+def test_a_sentence_about_hip_platform_is_no_vote() -> None:
+    assert _votes("I think you should try setting HIP_PLATFORM=nvidia before you run hipcc again\n") == []
+
+
+def test_datacenter_gpu_named_without_nvidia() -> None:
+    # nvidia-smi -L of a driver that did not print the brand, as quoted in the README of NVIDIA's k8s-dra-driver
+    assert _vendor((FIXTURES / "nvidia-smi-l-a100.txt").read_text()) == "nvidia"
+    assert _vendor("  Device 0: AMD Instinct MI100, gfx908:sramecc+:xnack- (0x908)\n") == "amd"
+    assert _votes("Model A100 results: 10% faster\n") == []  # a bare model number is no device line
+
+
+def test_hiprtc_status_votes_amd_and_llama_cuda_wording_does_not_vote() -> None:
+    assert ("amd", 3) in _votes("hiprtc error: HIPRTC_ERROR_COMPILATION\n")
+    assert _votes("CUDA error: invalid device function\n") == []
