@@ -15,6 +15,8 @@ Examples::
     rocm-sdk-core==7.0.0rc20250612                               a TheRock wheel: release 7.0.0, built 2025-06-12
     therock-dist-linux-gfx110X-dgpu-6.5.0rc20250610.tar.gz       a TheRock tarball, the same
     torch 2.9.0+rocmsdk20251116                                  a wheel that names only its ROCm SDK's build date
+    torch-2.7.0a0%2Brocmsdk20250620-cp312-cp312-linux_x86_64.whl  the same in pip's download line (percent-encoded)
+    torch==2.7.1+devrocm7.12.0.dev0.7c398039...                  a TheRock development build for ROCm 7.12
     ROCm version: (7, 1)                                         ComfyUI's banner: torch.version.hip's release
     pytorch  2.3.1  rocm5.7_py311_0                              conda's build string: a build for ROCm 5.7
     docker run ... rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2   AMD's image for ROCm 6.1 (rocm_version_image)
@@ -38,7 +40,10 @@ from triage.model import Artifact, Case, Where
 from triage.parsers.libloads import library_name
 from triage.parsers.lines import Needles, is_sentence
 
-_WHEEL = lazy(r"\+rocm(?P<v>\d+\.\d+(?:\.\d+)?)\b|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
+# A wheel's local version: "+rocm6.1", in a URL or pip's download line percent-encoded ("torch-2.5.1%2Brocm6.2-cp310-...whl");
+# TheRock's development builds name the release as "+devrocm7.12.0.dev0.<commit>" (rocm_version_wheel 7.12).
+_WHEEL = lazy(r"(?:\+|%2[Bb])(?:dev)?rocm(?P<v>\d+\.\d+(?:\.\d+)?)(?=\b|rc|a\d|b\d|\.dev)"
+                    r"|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
                     r"|ROCM used to build PyTorch:\s*(?P<b>\d+\.\d+(?:\.\d+)?)"
                     r"|\brocm_v(?P<o>\d+(?:\.\d+)?)\b"  # ollama's runner built for a ROCm release (rocm_v6, rocm_v60102)
                     r"|\srocm(?P<c>\d+\.\d+(?:\.\d+)?)_py\d{2,3}")  # a conda build string (pytorch 2.3.1 rocm5.7_py311_0)
@@ -84,7 +89,7 @@ _THEROCK = lazy(
     r"|therock-dist-(?:linux|windows)-\S*?-)"
     r"(?P<v>\d+\.\d+\.\d+)(?:(?:rc|a|b)(?P<d>20\d{6})|\.dev0\b)?(?!\d|\.\d)", re.IGNORECASE)
 # A local version that names a nightly's date (torch 2.10.0+rocm7.13.0a20260513) or only its SDK's (2.9.0+rocmsdk20251116).
-_WHEEL_DATE = lazy(r"\+rocm\d+\.\d+\.\d+(?:rc|a|b)(?P<d>20\d{6})\b|\+rocmsdk(?P<s>20\d{6})\b")
+_WHEEL_DATE = lazy(r"(?:\+|%2[Bb])rocm\d+\.\d+\.\d+(?:rc|a|b)(?P<d>20\d{6})\b|(?:\+|%2[Bb])rocmsdk(?P<s>20\d{6})\b")
 # ComfyUI prints torch.version.hip's major and minor as a tuple.
 _COMFY = lazy(r"^\s*ROCm version:\s*\((?P<maj>\d+),\s*(?P<min>\d+)\)")
 # uname -a: "Linux HOST RELEASE #BUILD ..." (envfacts reads "Linux version X" and "Kernel: X" as the fact kernel; this one
