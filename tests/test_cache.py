@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import shutil
 
 from tests.conftest import CORPUS, ROOT
@@ -54,7 +55,9 @@ def test_compiled_condition_regexes_are_kept_and_read_back(tmp_path, monkeypatch
     assert len(files) == 1
     kept = pickle.loads(files[0].read_bytes())
     assert len(kept) > 10  # the log conditions this case reached, at least
-    for source, pattern in kept.items():
+    for source, packed in kept.items():
+        assert isinstance(packed, bytes)  # each pattern a pickle of its own, loaded when a condition asks for it
+        pattern = pickle.loads(packed)
         fresh = regex.compile(source, regex.IGNORECASE)
         assert (pattern.pattern, pattern.flags, pattern.groupindex) == (fresh.pattern, fresh.flags, fresh.groupindex)
         assert pattern._pickled_data == fresh._pickled_data  # the same compiled code
@@ -67,6 +70,38 @@ def test_compiled_condition_regexes_are_kept_and_read_back(tmp_path, monkeypatch
     db = load(ROOT / "signatures")
     cond = next(c for sig in db.signatures for top in sig.conditions for c in top.walk() if c.sources.get("log") in kept)
     assert cond.pattern("log").pattern == cond.sources["log"]
+
+
+def test_a_cached_database_loads_each_part_when_first_asked_and_equals_the_parsed_one(tmp_path, monkeypatch) -> None:
+    """A warm run reads the database's skeleton; a signature's anchors, its other conditions and texts, each
+    prefilter and each compiled pattern are loaded when first asked for, and are what parsing the files gives."""
+    folder = tmp_path / "signatures"  # a copy: the database is the same for both loads
+    shutil.copytree(ROOT / "signatures", folder)
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path / "cache"))
+    parsed = load(folder)
+    parsed.patterns.compile_all(parsed.signatures)
+    cached = load(folder)
+    sig = cached.signatures[0]
+    assert {"anchors", "conditions", "title", "path"}.isdisjoint(vars(sig))
+    assert not any(cached.prefilters.groups._loaded) and "together" not in vars(cached.prefilters)
+    assert not cached.patterns._ready
+    anchors = sig.anchors
+    assert "anchors" in vars(sig) and "conditions" not in vars(sig)  # the rest waits for a candidate
+    assert all(any(a is c for c in sig.conditions) for a in anchors)  # one object, as in the parsed signature
+    for fresh, kept in zip(parsed.signatures, cached.signatures, strict=True):
+        assert (kept.id, kept.title, kept.root_cause, kept.workarounds, kept.path, kept.anchor_patterns) == \
+            (fresh.id, fresh.title, fresh.root_cause, fresh.workarounds, fresh.path, fresh.anchor_patterns)
+        assert kept.conditions == fresh.conditions and kept.anchors == fresh.anchors and kept.support == fresh.support
+    assert len(cached.prefilters.groups) == len(parsed.prefilters.groups)
+    assert cached.prefilters.groups[3].patterns == parsed.prefilters.groups[3].patterns
+    assert sum(cached.prefilters.groups._loaded) == 1
+    assert cached.prefilters.together.patterns == parsed.prefilters.together.patterns
+    cond = next(part for top in sig.conditions for part in top.walk() if part.sources)
+    key = next(iter(cond.sources))
+    assert cond.pattern(key).pattern == cond.sources[key] and len(cached.patterns._ready) == 1
+    again = pickle.loads(pickle.dumps(cached))  # what is loaded and what is not, sent again (to a worker)
+    assert [s.conditions for s in again.signatures] == [s.conditions for s in parsed.signatures]
+    assert [g.patterns for g in again.prefilters.groups] == [g.patterns for g in parsed.prefilters.groups]
 
 
 def test_signatures_compile_compiles_every_condition_regex(tmp_path, monkeypatch) -> None:

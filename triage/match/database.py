@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import pickle
 import sys
-from collections.abc import Collection
+import threading
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
@@ -92,13 +94,30 @@ class Patterns(KeptDict):
     the ``regex`` version's own, so the file is named for that version and Python's.
     """
 
+    def __init__(self, file: Path | None) -> None:
+        super().__init__(file)
+        self._ready: dict[str, regex.Pattern] = {}  # the patterns this process loaded or compiled
+
     def get(self, source: str, where: str) -> regex.Pattern:
-        """``source`` compiled with the conditions' flags (raises SignatureError when it does not compile)."""
-        known = self._loaded()
-        found = known.get(source)
+        """``source`` compiled with the conditions' flags (raises SignatureError when it does not compile).
+
+        The file keeps each pattern as its own pickle, loaded when first asked for: a cache that every
+        condition filled holds some 1,500 patterns, and a case reaches a few dozen of them."""
+        found = self._ready.get(source)
+        if found is not None:
+            return found
+        kept = self._loaded().get(source)
+        if isinstance(kept, bytes):
+            try:
+                found = pickle.loads(kept)
+            except Exception:  # noqa: BLE001 - a damaged entry: compiled again below
+                found = None
+            if getattr(found, "pattern", None) != source:
+                found = None
         if found is None:
             found = _compile(source, where)
-            self._add(source, found)
+            self._add(source, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
+        self._ready[source] = found
         return found
 
     def compile_all(self, signatures: list[Signature]) -> int:
@@ -144,10 +163,32 @@ class Signature:
 
     def __getstate__(self) -> dict:
         # The examples (``tests``: a third of the cached database, read only by ``signatures test`` and lint) are
-        # kept in a cache file of their own (see load), and read from there when first asked for.
-        return {k: v for k, v in self.__dict__.items() if k != "tests"}
+        # kept in a cache file of their own (see load), and read from there when first asked for. A case reads the
+        # anchors of some signatures and the rest of a few candidates: those go as two pickles of their own
+        # (``_ANCHORS``, ``_REST``), loaded when first asked for (see __getattr__), and the path as its text.
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("tests", "path", "_patterns", "anchors", *_REST)}
+        if "path" in self.__dict__:
+            state["_path"] = str(self.path)
+        if "anchors" in self.__dict__:
+            state[_ANCHORS] = _dumps(self.anchors)
+        if "conditions" in self.__dict__:
+            # a condition that is an anchor is named by its place among the anchors: one object, as before pickling
+            places = {id(cond): at for at, cond in enumerate(self.anchors)}
+            rest = {name: self.__dict__[name] for name in _REST}
+            rest["conditions"] = [places.get(id(cond), cond) for cond in self.conditions]
+            state[_REST_PACKED] = _dumps(rest)
+        return state
 
-    def __getattr__(self, name: str) -> Any:  # only for what the instance lacks: a cached signature's examples
+    def __getattr__(self, name: str) -> Any:  # only for what the instance lacks: what a cached signature loads late
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in _LATE and (_ANCHORS in self.__dict__ or _REST_PACKED in self.__dict__):
+            self._unpack(rest=name != "anchors")
+            return self.__dict__[name]
+        if name == "path" and "_path" in self.__dict__:
+            self.path = Path(self.__dict__["_path"])
+            return self.path
         if name != "tests":
             raise AttributeError(name)
         kept = self.__dict__.get("_examples")
@@ -160,6 +201,24 @@ class Signature:
         self.tests = found
         return found
 
+    def _unpack(self, rest: bool) -> None:
+        """Load what a cached signature keeps packed: its anchors (every case whose log may hold one reads them), and
+        with ``rest`` its other conditions and texts (few are read: a candidate's). Threads load it once, in turn."""
+        with _unpacking():
+            known = self.__dict__
+            memo = known.get("_patterns")
+            if _ANCHORS in known:
+                anchors = pickle.loads(known[_ANCHORS])
+                _attach(anchors, memo)
+                known["anchors"] = anchors
+                del known[_ANCHORS]
+            if rest and _REST_PACKED in known:
+                rest = pickle.loads(known[_REST_PACKED])
+                conditions = [known["anchors"][c] if isinstance(c, int) else c for c in rest["conditions"]]
+                _attach([c for c in conditions if not isinstance(c, int)], memo)
+                known.update(rest, conditions=conditions)
+                del known[_REST_PACKED]
+
     def applies(self, os_name: str | None, inputs: set[str]) -> bool:
         """The ``applies_to`` prefilter: skip a signature whose OS or inputs the case cannot have."""
         oses = self.applies_to.get("os")
@@ -169,17 +228,109 @@ class Signature:
         return not kinds or any(k in inputs for k in kinds)
 
 
+# A cached signature's fields that are loaded when first asked for (see Signature.__getstate__): its anchors, and
+# the rest that only a candidate reads.
+_ANCHORS = "_packed_anchors"
+_REST_PACKED = "_packed_rest"
+_REST = ("conditions", "support", "title", "root_cause", "workarounds", "fix", "ask_for", "references", "falsepositives")
+_LATE = frozenset(("anchors", *_REST))
+
+
+def _dumps(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+@functools.cache
+def _unpacking() -> threading.RLock:
+    """Held while a packed part of the database is loaded: two threads asking at once load it once."""
+    return threading.RLock()
+
+
+def _attach(conditions: list[Condition], memo: Patterns | None) -> None:
+    """Have these conditions and their parts take their compiled patterns from ``memo`` (the cache's)."""
+    if memo is None:
+        return
+    for top in conditions:
+        for cond in top.walk():
+            if cond.sources:
+                cond._memo = memo
+
+
+class Packed(Sequence):
+    """Objects kept as a pickle each and loaded when first asked for (the prefilters' scanners: a case reads the
+    anchors' and a few candidates' own); ``ready`` is called on each as it is loaded."""
+
+    def __init__(self, items: list[bytes]) -> None:
+        self._items: list[Any] = list(items)
+        self._loaded = [False] * len(self._items)
+        self.ready: Callable[[Any], None] | None = None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, at: Any) -> Any:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(len(self)))]
+        if not self._loaded[at]:
+            with _unpacking():
+                if not self._loaded[at]:
+                    item = pickle.loads(self._items[at])
+                    if self.ready is not None:
+                        self.ready(item)
+                    self._items[at] = item
+                    self._loaded[at] = True
+        return self._items[at]
+
+    def __reduce__(self) -> tuple:
+        return type(self), ([item if not done else _dumps(item) for item, done in zip(self._items, self._loaded)],)
+
+
 @dataclass
 class Prefilters:
-    """The log conditions' prefilters (see ``index``)."""
+    """The log conditions' prefilters (see ``index``). Pickled with each scanner apart, loaded when first read."""
 
-    groups: tuple[LineScanner, ...]  # [0]: every anchor; then each signature's other log conditions
+    groups: Sequence[LineScanner]  # [0]: every anchor; then each signature's other log conditions
     together: LineScanner  # those other conditions of all signatures at once
     places: list[tuple[int, int]]  # each pattern of ``together``: its (group, pattern)
 
     @property
     def scanners(self) -> tuple[LineScanner, ...]:
         return (*self.groups, self.together)
+
+    def compile_with(self, compile: Callable[[str], Any]) -> None:  # noqa: A002 - the scanners' own name
+        """Have every scanner take the patterns it tries itself from ``compile`` (see LineScanner.compile_with), a
+        packed one when it is loaded."""
+        def ready(scanner: LineScanner) -> None:
+            scanner.compile_with(compile)
+
+        self.__dict__["_ready"] = ready
+        if isinstance(self.groups, Packed):
+            self.groups.ready = ready
+            for at, done in enumerate(self.groups._loaded):
+                if done:
+                    ready(self.groups[at])
+        else:
+            for scanner in self.groups:
+                ready(scanner)
+        if "together" in self.__dict__:
+            ready(self.together)
+
+    def __getstate__(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("together", "_ready")}
+        state["groups"] = self.groups if isinstance(self.groups, Packed) else Packed([_dumps(g) for g in self.groups])
+        state["_packed_together"] = self.__dict__.get("_packed_together") or _dumps(self.together)
+        return state
+
+    def __getattr__(self, name: str) -> Any:  # a cached database's ``together``, loaded when first read
+        if name != "together" or "_packed_together" not in self.__dict__:
+            raise AttributeError(name)
+        with _unpacking():
+            if "together" not in self.__dict__:
+                together = pickle.loads(self.__dict__["_packed_together"])
+                if self.__dict__.get("_ready") is not None:
+                    self.__dict__["_ready"](together)
+                self.__dict__["together"] = together
+        return self.__dict__["together"]
 
 
 @dataclass
@@ -359,8 +510,13 @@ def load_signature(path: Path) -> Signature:
 
 def load(folder: Path) -> Database:
     """Load the database in ``folder``, from the per-user cache when no file there has changed."""
-    files = sorted(folder.glob("*.yaml"))
-    stats = [(f.name, f.stat()) for f in files]
+    # The folder listed with os.scandir, not pathlib (a Path made for each of the some 130 files was a few percent
+    # of a warm run): the same names, in the same order, as sorted(folder.glob("*.yaml")).
+    try:
+        with os.scandir(folder) as entries:
+            stats = sorted((entry.name, entry.stat()) for entry in entries if entry.name.endswith(".yaml"))
+    except OSError:  # no such folder: reported as before, by the parse below
+        stats = []
     stamp = hashlib.sha256(repr([(__version__, build_key(), source_key("match"), os.environ.get("TRIAGE_SCANNER"))] + [
         (name, st.st_mtime_ns, st.st_size) for name, st in stats]).encode()).hexdigest()[:24]
     cache = cache_dir("signatures")
@@ -379,12 +535,11 @@ def load(folder: Path) -> Database:
         memo = Patterns(cache / f"{stamp}-regex-{regex.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}.pickle")
         db.patterns = memo
         for sig in db.signatures:
-            for top in sig.conditions:
-                for cond in top.walk():
-                    if cond.sources:
-                        cond._memo = memo
-        for scanner in db.prefilters.scanners:
-            scanner.compile_with(lambda source: memo.get(source, "a log condition"))
+            if _ANCHORS in sig.__dict__ or _REST_PACKED in sig.__dict__:
+                sig.__dict__["_patterns"] = memo  # its conditions take it when they are loaded
+            else:
+                _attach(sig.conditions, memo)
+        db.prefilters.compile_with(lambda source: memo.get(source, "a log condition"))
     return db
 
 
