@@ -21,6 +21,16 @@ GFX = lazy(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
 _GENERIC = lazy(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
 _TARGET_LIST = lazy(r"gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx|offload-arch|AMDGPU_TARGETS"
                           r"|GPU_TARGETS|^\s*\d+\s+hip|supported types", re.I)
+# A build's own settings name what it compiles for, never the GPU of the machine (parsers/buildtargets.py reads
+# them as build targets): CMake, environment and Makefile variables (PYTORCH_ROCM_ARCH=gfx90a;gfx942,
+# -DAMDGPU_TARGETS:STRING=, HCC_AMDGPU_TARGET=, CMAKE_HIP_ARCHITECTURES, GFX_ARCH ?= gfx906, AMDGPU_TARGET := gfx90a,
+# AdaptiveCpp's -DHIPSYCL_TARGETS='hip:gfx908' and ACPP_TARGETS=) and compiler flags (--amdgpu-target=,
+# --acpp-targets=, --hipsycl-targets=, --cuda-gpu-arch=). A gfx name from the first of them on is no machine's arch;
+# one before it still is ("GPU: gfx1100 ... PYTORCH_ROCM_ARCH=gfx1030"). Variables as they are spelt, in capitals
+# ("gfx_arch" is no setting). Not -mcpu=: comgr, hiprtc and MIOpen compile at run time for the GPU in use.
+_BUILD_SETTING = lazy(r"(?:ROCM_ARCH|AMDGPU_TARGETS?|GPU_TARGETS?|HIP_ARCHITECTURES|(?:HIPSYCL|ACPP|OPENSYCL)_TARGETS"
+                      r"|GFX_ARCHS?|AMDGPU_ARCHS?|GPU_ARCHS?)(?![A-Za-z0-9])"
+                      r"|--(?:amdgpu-target|offload-arch|cuda-gpu-arch|(?:acpp|hipsycl|opensycl)-targets)\b")
 # ollama's own record of the GPU it uses: "inference compute ... compute=gfx1100", "amdgpu is supported gpu_type=gfx1030".
 _GPU_IN_USE = lazy(r"\b(?:gpu_type|compute)=(?P<g>gfx[0-9a-f]{3,4})\b")
 _SECONDARY = lazy(r"\b(?:second|other|integrated|iGPU|APU|device 1|GPU 1|not used)\b", re.I)
@@ -96,9 +106,10 @@ def _gpu(text: str, where: Where, case: Case) -> None:
         case.add_fact("gfx_archs", m["g"], where, text.strip(), 60)
         return
     if "gfx" in text and not _TARGET_LIST.search(text):
-        score = _gfx_score(text, where, case)
-        secondary = _SECONDARY.search(text) is not None
-        for m in GFX.finditer(text):
+        machine = text[:setting.start()] if (setting := _BUILD_SETTING.search(text)) else text
+        score = _gfx_score(machine, where, case)
+        secondary = _SECONDARY.search(machine) is not None
+        for m in GFX.finditer(machine):
             case.add_fact("gfx_arch", m.group(0), where, text.strip(), score - 25 if secondary else score)
             if score >= 30:
                 case.add_fact("gfx_archs", m.group(0), where, text.strip(), score)

@@ -1,0 +1,125 @@
+"""What a program was built for is no fact of the machine's GPU (parsers/envfacts.py leaves build settings to
+parsers/buildtargets.py); the GPU HIP's loader found no code object for is the machine's, as the runtime reports it,
+and derive/gpu.py takes it for ``gfx_arch_real`` when nothing stronger names the arch, never under its own override."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triage.derive import derive
+from triage.derive.tables import load_tables
+from triage.model import Artifact, Case
+from triage.parsers import parse
+
+FIXTURES = Path(__file__).parent / "fixtures" / "facts"
+
+# The fat-binary loader's error (level 1), in the wording of ROCm 7 and of the release before, as
+# https://github.com/ROCm/rocm-systems/pull/5164 changed it
+ADVICE = (":1:hip_fatbin.cpp           :631 : 2406918375 us: [pid:41711 tid:0x7f3c5a9ff740] No compatible code objects "
+          "with HIP_FORCE_SPIRV_CODEOBJECT: 0. Rebuild the application with option --offload-arch=gfx1201\n")
+BEFORE = (":1:hip_fatbin.cpp           :639 : 2406918375 us: [pid:41711 tid:0x7f3c5a9ff740] No compatible code objects "
+          "found for: {arch}, value of HIP_FORCE_SPIRV_CODEOBJECT: 0\n")
+# rocminfo's ISA line of an agent: https://github.com/ROCm/legacy-rocm-build/issues/1180
+ROCMINFO_ISA = "      Name:                    amdgcn-amd-amdhsa--gfx1030         \n"
+
+
+def _case(text: str) -> Case:
+    case = parse([Artifact(name="log.txt", text=text, size=len(text))])
+    derive(case, load_tables())
+    return case
+
+
+def _values(case: Case, name: str) -> list[str]:
+    return [f.value for f in case.facts.get(name, [])]
+
+
+# --- build settings are build targets, never the machine's arch -------------------------------------------------
+
+def test_acpp_targets_of_a_compile_command() -> None:
+    # AdaptiveCpp's compiler run for an RX 6000 GPU: https://github.com/AdaptiveCpp/AdaptiveCpp/issues/1459
+    case = _case((FIXTURES / "acpp-targets-hip-gfx1030.txt").read_text())
+    assert _values(case, "build_targets") == ["gfx1030"]
+    assert _values(case, "gfx_arch") == [] and case.value("gfx_arch_real") is None
+
+
+def test_acpp_targets_after_an_environment_prefix() -> None:
+    # on an MI100: https://github.com/AdaptiveCpp/AdaptiveCpp/issues/1211
+    case = _case("LD_PRELOAD=/opt/rocm/lib/libamdhip64.so acpp --acpp-targets=hip:gfx908 -v test.cpp\n")
+    assert _values(case, "build_targets") == ["gfx908"]
+    assert _values(case, "gfx_arch") == []
+
+
+def test_hipsycl_targets_and_the_clang_line_they_make() -> None:
+    # syclcc's dry run, HIP and CUDA targets, and the clang++ command it prints (--cuda-gpu-arch=gfx1032, the kernel
+    # file named hipfb-gfx1032): https://github.com/AdaptiveCpp/AdaptiveCpp/issues/830
+    case = _case((FIXTURES / "hipsycl-targets-dryrun.txt").read_text())
+    assert set(_values(case, "build_targets")) == {"gfx1032"}  # one per line
+    assert _values(case, "gfx_arch") == [] and _values(case, "gfx_archs") == []
+
+
+@pytest.mark.parametrize("line, targets", [
+    # https://github.com/evshiron/rocm_lab scripts/build_torch.sh
+    ("export PYTORCH_ROCM_ARCH=gfx1100\n", ["gfx1100"]),
+    # https://github.com/jmheder/gfx803-Rocm-Fedora scripts/51-pythontorch.sh
+    ('export PYTORCH_ROCM_ARCH="gfx803"   # Important for correct HIP target\n', ["gfx803"]),
+    # https://github.com/jacazek/rocm-build scripts/pytorch-build.sh (flash-attention's GPU_ARCHS beside PyTorch's)
+    ("export PYTORCH_ROCM_ARCH=gfx908\nexport GPU_ARCHS=gfx908\n", ["gfx908"]),
+])
+def test_pytorch_rocm_arch_of_a_build_script(line: str, targets: list[str]) -> None:
+    case = _case(line)
+    assert sorted(set(_values(case, "build_targets"))) == targets
+    assert _values(case, "gfx_arch") == []
+
+
+def test_docker_build_argument() -> None:
+    # https://github.com/AMD-AGI/Primus-SaFE Bench/pytorch/build_rocm6.4.3_gfx942.sh
+    case = _case('docker buildx build . -f pytorch/Dockerfile \\\n  --build-arg GPU_ARCHS="gfx942" \\\n')
+    assert _values(case, "gfx_arch") == []
+
+
+@pytest.mark.parametrize("line", [
+    "export HCC_AMDGPU_TARGET=gfx803",                      # hcc's variable
+    "HCC_AMDGPU_TARGETS=gfx900,gfx906 make",
+    "cmake -DCMAKE_HIP_ARCHITECTURES=gfx90a ..",            # CMake's HIP language
+    "set(CMAKE_HIP_ARCHITECTURES gfx1030)",
+    "GFX_ARCH ?= gfx906",                                   # Makefile settings
+    "AMDGPU_TARGET := gfx90a",
+    "AMDGPU_ARCH?=gfx90a",
+    "ROCM_ARCH=gfx1030 python setup.py install",            # an unprefixed ROCM_ARCH and Torch's own name for it
+    "TORCH_ROCM_ARCH=gfx1030",
+    "hipcc --amdgpu-target=gfx906 -o saxpy saxpy.cpp",      # hipcc's flag before --offload-arch
+    "ACPP_TARGETS=hip:gfx90a cmake ..",
+    "OPENSYCL_TARGETS='hip:gfx1100'",
+])
+def test_build_settings_name_no_machine_arch(line: str) -> None:
+    case = _case(line + "\n")
+    assert _values(case, "gfx_arch") == [], line
+    assert _values(case, "gfx_archs") == [], line
+
+
+def test_the_machine_gpu_beside_a_build_setting_is_kept() -> None:
+    # collect_env's device line (https://github.com/vllm-project/vllm/issues/34154) and a build script's setting
+    # (evshiron/rocm_lab, as above; a GPU named before the setting on its line is the machine's)
+    text = ("GPU models and configuration : AMD Radeon RX 7900 XTX (gfx1100)\n"
+            "export PYTORCH_ROCM_ARCH=gfx1030\n"
+            "GPU: gfx1100 (built with PYTORCH_ROCM_ARCH=gfx1030)\n")
+    case = _case(text)
+    assert set(_values(case, "gfx_arch")) == {"gfx1100"}
+    assert case.value("gfx_arch_real") == "gfx1100"
+    assert "gfx1030" in _values(case, "build_targets")
+    assert case.value("arch_in_build_targets") == "no"
+
+
+def test_a_lower_case_word_is_no_setting() -> None:
+    # hip-triage's own field name, and rocminfo's agent name, are not build settings
+    case = _case("gfx_arch: gfx1100\n  Name:                    gfx1100\n")
+    assert case.value("gfx_arch") == "gfx1100"
+
+
+def test_a_run_time_compile_for_the_gpu_in_use_still_names_it() -> None:
+    # comgr's arguments when hiprtc compiles a kernel for the device at run time (-mcpu is no build setting):
+    # https://github.com/ROCm/hip/issues/3410
+    line = '    Compilation Args:  "-target" "amdgcn-amd-amdhsa" "-mcpu=gfx1030" "-c" "-mllvm" "-amdgpu-internalize-symbols"\n'
+    assert _values(_case(line), "gfx_arch") == ["gfx1030"]
