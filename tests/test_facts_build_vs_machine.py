@@ -118,6 +118,63 @@ def test_a_lower_case_word_is_no_setting() -> None:
     assert case.value("gfx_arch") == "gfx1100"
 
 
+# --- the GPU the loader found no code object for ---------------------------------------------------------------
+
+def test_the_loaders_gpu_is_the_real_arch_when_nothing_else_names_it() -> None:
+    # OpenVX's HIP backend on a GPU its kernels were not built for: https://github.com/ROCm/MIVisionX/issues/1437
+    case = _case((FIXTURES / "openvx-no-compatible-code-object.txt").read_text())
+    assert _values(case, "missing_code_object_arch") == ["gfx1030"]
+    assert case.value("gfx_arch_real") == "gfx1030"
+    assert case.value("gpu_family") is not None  # the tables know gfx1030: family, APU and support follow
+
+
+def test_rocm7_advice_and_a_target_ids_features() -> None:
+    assert _case(ADVICE).value("gfx_arch_real") == "gfx1201"
+    assert _case(BEFORE.format(arch="gfx90a:sramecc+:xnack-")).value("gfx_arch_real") == "gfx90a"
+
+
+def test_an_agent_line_outranks_the_loader() -> None:
+    # rocminfo names the agent; the loader's line may be another device's (an iGPU the build lacks)
+    case = _case(ROCMINFO_ISA + ADVICE)
+    assert case.value("gfx_arch_real") == "gfx1030"
+
+
+def test_a_device_name_outranks_the_loader() -> None:
+    case = _case("GPU models and configuration : AMD Radeon RX 7900 XTX (gfx1100)\n" + ADVICE)
+    assert case.value("gfx_arch_real") == "gfx1100"
+    case = _case("GPU: AMD Radeon RX 7900 XTX\n" + ADVICE)
+    assert case.value("gfx_arch_real") == "gfx1100"
+
+
+def test_loader_lines_of_two_gpus_say_nothing() -> None:
+    # a machine whose iGPU and card both lack code objects names two processors: no answer
+    case = _case(BEFORE.format(arch="gfx1036") + ADVICE)
+    assert case.value("gfx_arch_real") is None
+
+
+def test_under_an_override_the_loader_names_the_overrides_arch() -> None:
+    # a Raphael iGPU run as gfx1030: the loader looked for gfx1030 code objects
+    # (https://vmafx.github.io/vmafx/adr/0561-hip-gfx-targets-fallback-widening/)
+    text = "export HSA_OVERRIDE_GFX_VERSION=10.3.0\nhip_fatbin.cpp: No compatible code objects found for: gfx1030\n"
+    case = _case(text)
+    assert _values(case, "missing_code_object_arch") == ["gfx1030"]
+    assert case.value("override_arch") == "gfx1030"
+    assert case.value("gfx_arch_real") is None
+    # the product still names the real GPU, and the loader's line does not overrule it nor the override
+    case = _case("GPU: AMD Radeon RX 6700 XT\nexport HSA_OVERRIDE_GFX_VERSION=10.3.0\n"
+                 + BEFORE.format(arch="gfx1030"))
+    assert case.value("gfx_arch_real") == "gfx1031"
+    assert case.value("override_arch") == "gfx1030"
+
+
+def test_a_loader_gpu_other_than_the_overrides_is_the_device_without_it() -> None:
+    # the override advised for gfx1151 (https://github.com/pytorch/pytorch/issues/164346) not in effect: the loader
+    # still names the device's own processor; the override's arch stays the one it names
+    case = _case("export HSA_OVERRIDE_GFX_VERSION=11.0.0\n" + BEFORE.format(arch="gfx1151"))
+    assert case.value("gfx_arch_real") == "gfx1151"
+    assert case.value("override_arch") == "gfx1100"
+
+
 def test_a_run_time_compile_for_the_gpu_in_use_still_names_it() -> None:
     # comgr's arguments when hiprtc compiles a kernel for the device at run time (-mcpu is no build setting):
     # https://github.com/ROCm/hip/issues/3410

@@ -14,14 +14,19 @@ one of the GPU's node gives the override facts.
    (or the reported one is the override's);
 2. the gfx arch the runtime or a tool reports, when it is not the override's;
 3. a product name;
-4. a PCI device id (lspci -nn, Windows' device instance, rocminfo's Chip ID; tables/gpu-ids.yaml),
+4. the processor HIP's loader found no code object for (``missing_code_object_arch``: "No compatible code objects
+   found for: gfx1030", ROCm 7's "Rebuild the application with option --offload-arch=gfx1201"), when every such line
+   names the same one and it is not the override's: the loader names the device's ISA as the runtime reports it,
+   which under an override is the override's own (no word of the real GPU then);
+5. a PCI device id (lspci -nn, Windows' device instance, rocminfo's Chip ID; tables/gpu-ids.yaml),
    when every id of the case that the table knows names the same processor;
-5. a chip codename on an AMD device line (lspci's ``Navi 21``, rocm-smi's Card series), the same;
-6. library files the runtime looked for and could not read or load (``TensileLibrary_lazy_gfx1031.dat``,
+6. a chip codename on an AMD device line (lspci's ``Navi 21``, rocm-smi's Card series), the same;
+7. library files the runtime looked for and could not read or load (``TensileLibrary_lazy_gfx1031.dat``,
    MIOpen's ``gfx1030_36.kdb``), the same, and only without an override (the runtime then looks for the
    override's files).
 
-4 to 6 are indirect: they fill the fact only when 1 to 3 say nothing.
+5 to 7 are indirect: they fill the fact only when 1 to 4 say nothing. A build target (parsers/buildtargets.py) is never
+evidence: it names what a program was built for, not the GPU it runs on.
 
 ``kernel_supported``: whether AMD's compatibility matrix lists the running kernel (major.minor) for the
 ROCm release (tables/kernel-support.yaml), for the distribution family the kernel's name or the OS name
@@ -114,6 +119,13 @@ def _indirect(case: Case, tables: Tables, overriding: str | None) -> tuple[str, 
     if found is None and not overriding:
         found = _unanimous(case.facts.get("gfx_arch_file", []), lambda f: f.value if tables.arch(f.value) else None)
     return found
+
+
+def _lacking(case: Case, overriding: str | None) -> tuple[str, Fact] | None:
+    """The processor the loader found no code object for (see the module): its target id's processor
+    (``gfx90a:sramecc+:xnack-`` is gfx90a), when every such line names the same one and it is not the override's."""
+    found = _unanimous(case.facts.get("missing_code_object_arch", []), lambda f: f.value.split(":")[0])
+    return found if found and found[0] != overriding else None
 
 
 def _family(case: Case, kernel: str) -> str | None:
@@ -216,7 +228,7 @@ def derive(case: Case, tables: Tables) -> None:
     elif product:
         real = product
     else:
-        real = _indirect(case, tables, overriding)
+        real = _lacking(case, overriding) or _indirect(case, tables, overriding)
     if overriding and override:
         _add(case, "override_arch", overriding, override, 60)
         # whether it names a processor at all (8.3.0 is no gfx830 but 8.0.3 transposed)
