@@ -129,6 +129,16 @@ def test_gdb_stop_line_alone_is_frame_zero() -> None:
     assert case.fault.module == top.module
 
 
+def test_a_debuggers_interrupt_is_no_fault_in_the_library_it_stopped_in() -> None:
+    """A Ctrl-C on a program that waits in a library (real gdb output): the stack is read, the signal kept, but
+    the library is no faulting module, so no signature takes a wait for a crash in it."""
+    case = parse([artifact((GDB / "interrupted.txt").read_text())])
+    frames = case.stacks[0].frames
+    assert (frames[0].symbol, frames[0].module.rsplit("/", 1)[-1]) == ("signal_wait_relaxed", "libblit.so")
+    assert case.fault.signal == "INT" and case.fault.module is None and case.fault.symbol is None
+    assert not case.stacks[0].crashing
+
+
 def test_gdb_frame_without_address_and_wrapped_arguments() -> None:
     case = parse([artifact((GDB / "no-address.txt").read_text())])
     frames = case.stacks[0].frames

@@ -12,6 +12,8 @@
 #   no-address.txt     SIGABRT in a -g build: frame #0 without an address, arguments and
 #                      "at file:line" wrapped onto the next line
 #   null-call.txt      a call through a null function pointer: "0x0000000000000000 in ?? ()"
+#   interrupted.txt    SIGINT (a Ctrl-C, as when a user stops a hung program) while the main thread waits in
+#                      the library: gdb's stop line in a wait loop, which is no crash and no faulting module
 set -euo pipefail
 out="${1:-$(cd "$(dirname "$0")/.." && pwd)/tests/fixtures/gdb}"
 work="$(mktemp -d)"
@@ -25,6 +27,7 @@ int release_blit_manager_refcount(struct blit_manager *m, int a, int b) {
     return __atomic_fetch_sub(&m->refs, 1, __ATOMIC_SEQ_CST) + a + b;
 }
 int crash_here(struct blit_manager *m) { return release_blit_manager_refcount(m, 1, 2); }
+void signal_wait_relaxed(volatile int *signal) { while (*signal == 0) { } }
 C
 cat > fail.c <<'C'
 #include <stdlib.h>
@@ -32,9 +35,14 @@ void fail_fast(int code) { if (code) abort(); }
 C
 cat > main.c <<'C'
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 struct blit_manager;
 int crash_here(struct blit_manager *m);
+void signal_wait_relaxed(volatile int *signal);
+static volatile int never;
+static void *interrupt(void *p) { (void)p; usleep(300000); kill(getpid(), SIGINT); return NULL; }
 void fail_fast(int code);
 typedef void (*launch_fn)(void);
 launch_fn table[2];
@@ -43,6 +51,7 @@ int main(int argc, char **argv) {
     pthread_t t; pthread_create(&t, NULL, worker, NULL); pthread_join(t, NULL);
     if (argv[1] && argv[1][0] == 's') printf("%d\n", crash_here(NULL));
     if (argv[1] && argv[1][0] == 'a') fail_fast(3);
+    if (argv[1] && argv[1][0] == 'i') { pthread_create(&t, NULL, interrupt, NULL); signal_wait_relaxed(&never); }
     table[argc - 1]();
     return 0;
 }
@@ -60,4 +69,5 @@ run() {  # gdb in a terminal of 80 columns, colours off, the program's own lines
 run s > "$out/wrapped-from.txt"
 run a > "$out/no-address.txt"
 run n > "$out/null-call.txt"
+run i > "$out/interrupted.txt"
 ls -l "$out"

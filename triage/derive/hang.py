@@ -12,19 +12,18 @@ from __future__ import annotations
 
 from triage.lazy import lazy
 from triage.model import Case, Fact, Where
+from triage.parsers.codes import CRASH_SIGNALS
 from triage.parsers.hang import BACKGROUND_THREAD, TOP_FRAMES, native_gpu_call
 
 # A thread that waits: a blocking system call or a wait function among its top frames.
 _WAITING = lazy(r"(?i)wait|sleep|poll|futex|ioctl|cond_|sched_yield|\bselect\b|epoll|pthread_join")
 _WAIT_FRAMES = 4
-# Signals that end a crash, not a hang (a debugger's SIGINT or SIGSTOP, or SIGTERM, are how hangs end).
-_CRASH_SIGNALS = frozenset({"SEGV", "BUS", "ILL", "FPE", "ABRT", "TRAP", "SYS"})
 
 
 def _crashed(case: Case) -> bool:
     """A crash's dump shows waiting threads too: they did not stop the process, the crash did."""
     fault = case.fault
-    return fault is not None and (fault.kind == "exception" or (fault.signal or "") in _CRASH_SIGNALS)
+    return fault is not None and (fault.kind == "exception" or (fault.signal or "") in CRASH_SIGNALS)
 
 
 def _stack_calls(case: Case) -> list[tuple[str, Where, str]]:

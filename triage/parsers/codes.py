@@ -9,6 +9,9 @@ SIGNALS = {1: "HUP", 2: "INT", 3: "QUIT", 4: "ILL", 5: "TRAP", 6: "ABRT", 7: "BU
            26: "VTALRM", 27: "PROF", 28: "WINCH", 29: "IO", 30: "PWR", 31: "SYS"}
 # The signals a fault raises, whose siginfo carries the faulting address.
 FAULT_SIGNALS = frozenset({"ILL", "BUS", "FPE", "SEGV"})
+# Signals a crash ends with. A debugger's SIGINT (a user's Ctrl-C on a hung program), SIGSTOP or SIGTERM stop a
+# process wherever it was, often waiting in the runtime: its top frame is no faulting module.
+CRASH_SIGNALS = FAULT_SIGNALS | {"ABRT", "TRAP", "SYS"}
 # The signals whose default action writes a core.
 CORE_SIGNALS = frozenset({"QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "SEGV", "SYS", "XCPU", "XFSZ"})
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from triage.lazy import lazy
 from triage.model import Case, Fault, Frame, Stack
-from triage.parsers.codes import ntstatus_name
+from triage.parsers.codes import CRASH_SIGNALS, ntstatus_name
 from triage.parsers.kernel import access_from_error
 from triage.parsers.lines import readable
 
@@ -66,7 +66,7 @@ def merge(case: Case) -> None:
         fault = Fault(kind="signal", where=signal.where, signal=signal.value)
         si_code = case.fact("si_code")
         fault.si_code = si_code.value if si_code else None
-        stack = crash_stack(case, windows=False)
+        stack = crash_stack(case, windows=False) if signal.value in CRASH_SIGNALS else None
     fault.evidence.append(fault.where)
     if stack:
         stack.crashing = True  # the one crashing stack the fault, the report and the stack hash all use
