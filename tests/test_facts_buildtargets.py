@@ -62,3 +62,13 @@ def test_rebuild_advice_names_the_gpu_the_build_lacks() -> None:
     built = _case("hipcc --offload-arch=gfx1100 -o app app.hip\n" + ADVICE + "  Name:                    gfx1201\n")
     assert _values(built, "build_targets") == ["gfx1100"]
     assert built.value("arch_in_build_targets") == "no"
+
+
+def test_rocm6_runtime_log_lists_the_isas_it_has_no_code_object_for() -> None:
+    """ROCm 6's runtime log (level 1) names each ISA the fat binary lacks on a record of its own after a header; as
+    hip-no-code-object-for-gpu's example shows it. An ISA record without the header is not read."""
+    listing = (":1:hip_fatbin.cpp           :140 : 2731446802 us: [pid:1183  tid:0x7f9b0e55f740] Missing CO for these ISAs - \n"
+               ":1:hip_fatbin.cpp           :143 : 2731446810 us: [pid:1183  tid:0x7f9b0e55f740]      amdgcn-amd-amdhsa--gfx1151\n")
+    case = _case(listing)
+    assert _values(case, "missing_code_object_arch") == ["gfx1151"] and _values(case, "build_targets") == []
+    assert _values(_case(listing.split("\n", 1)[1]), "missing_code_object_arch") == []

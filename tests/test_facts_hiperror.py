@@ -54,3 +54,15 @@ def test_dpcpp_block_of_a_comgr_status_is_no_hip_error() -> None:
 
 def test_a_value_line_without_the_header_is_nothing() -> None:
     assert _facts("Total Count: 3\n\tValue:           209\n") == {"hip_error": [], "hip_error_number": []}
+
+
+def test_tensorflow_check_macro_and_xla_type_give_the_number() -> None:
+    # TensorFlow 2.x on ROCm: https://github.com/ROCm/tensorflow-upstream/issues/2163 (tests/fixtures/failure-wordings)
+    line = (Path(__file__).parent / "fixtures" / "failure-wordings" / "S-01-tf-check-failed-hipsuccess-98.txt").read_text()
+    assert _facts(line) == {"hip_error": ["hipErrorInvalidDeviceFunction"],
+                            "hip_error_number": ["hipErrorInvalidDeviceFunction"]}
+    # XLA's ROCm driver names an error it has no text for by its type and number
+    assert _facts("Failed to launch ROCm kernel: fusion_3 with block dimensions: 256x1x1: hipError_t(719)\n") == {
+        "hip_error": ["hipErrorLaunchFailure"], "hip_error_number": ["hipErrorLaunchFailure"]}
+    # CUDA's check macro with the same number is no HIP error
+    assert _facts("Check failed: err == cudaSuccess (98 vs. 0)\n") == {"hip_error": [], "hip_error_number": []}

@@ -16,7 +16,8 @@ A target names what a program was built for, never the GPU of the machine: none 
 The other way round, HIP's fat-binary loader names the GPU's own processor when no code object fits it, in ROCm 7
 as advice to rebuild ("No compatible code objects with HIP_FORCE_SPIRV_CODEOBJECT: 0. Rebuild the application with
 option --offload-arch=gfx1201"), before that as "No compatible code objects found for: gfx1201, value of
-HIP_FORCE_SPIRV_CODEOBJECT: 0": the arch the build lacks, ``missing_code_object_arch``, and no build target.
+HIP_FORCE_SPIRV_CODEOBJECT: 0", and in ROCm 6's runtime log as "Missing CO for these ISAs - " with one ISA a line
+after it ("amdgcn-amd-amdhsa--gfx1151"): the arch the build lacks, ``missing_code_object_arch``, and no build target.
 """
 
 from __future__ import annotations
@@ -45,13 +46,24 @@ _BUNDLE_ENTRY = lazy(r"^\s*(?:hipv4|hip|openmp)-amdgcn-amd-amdhsa-*-(?P<v>gfx[\w
 # The loader's word for the GPU no code object fits (see the module's text): its target id, features and all.
 _LACKING = lazy(r"\bNo compatible code objects?\b[^\n]*?(?:\bRebuild the application with (?:the )?(?:option )?"
                 r"--offload-arch=|\bfound for:?\s*)(?P<v>gfx[0-9a-f]{3,4}(?::[a-z]+[+-])*)")
-_NEEDLES = Needles(_PY_LIST, _VARIABLE, _FLAG, _SUPPORTED, _BUNDLE_ENTRY, _BUILT_FOR, _LACKING)
+# ROCm 6's runtime log: the header, then each ISA on a record of its own right after the record's prefix.
+_MISSING_HEAD = lazy(r"\bMissing CO for these ISAs\b")
+_MISSING_ISA = lazy(r"\]\s+amdgcn-amd-amdhsa--(?P<v>gfx[0-9a-f]{3,4}(?::[a-z]+[+-])*)\s*$")
+_MISSING_LINES = 3  # how far after the header (or the ISA before) the next ISA's record may be
+_NEEDLES = Needles(_PY_LIST, _VARIABLE, _FLAG, _SUPPORTED, _BUNDLE_ENTRY, _BUILT_FOR, _LACKING, _MISSING_HEAD,
+                   _MISSING_ISA)
 
 
 def parse(artifact: Artifact, case: Case) -> None:
+    listed = -10  # the line of the last "Missing CO for these ISAs" header or ISA under it
     for where, text in _NEEDLES.machine_lines(artifact, case):
-        if m := _LACKING.search(text):  # the GPU's processor, which the build lacks: no target of it
-            case.add_fact("missing_code_object_arch", m["v"], where, text.strip(), 50)
+        if _MISSING_HEAD.search(text):
+            listed = where.line
+            continue
+        under = where.line - listed <= _MISSING_LINES and _MISSING_ISA.search(text)
+        if lacking := _LACKING.search(text) or under:  # the GPU's processor, which the build lacks: no target of it
+            case.add_fact("missing_code_object_arch", lacking["v"], where, text.strip(), 50)
+            listed = where.line if under else listed
             continue
         spans = [m.group(0) for m in _PY_LIST.finditer(text)]
         spans += [m["v"] for pattern in (_VARIABLE, _FLAG, _SUPPORTED, _BUILT_FOR) for m in pattern.finditer(text)]

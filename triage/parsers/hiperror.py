@@ -11,8 +11,11 @@ Real forms::
     ERROR: HIP call failed with status 209                           =>  hipErrorNoBinaryForGpu
     ... could not create module (error code = HIP:218)               =>  hipErrorInvalidKernelFile (AdaptiveCpp)
     UR HIP ERROR:  /  Value:           209                           =>  hipErrorNoBinaryForGpu (DPC++'s HIP plugin)
+    Failed to launch ROCm kernel: ... hipError_t(719)                =>  hipErrorLaunchFailure (XLA)
+    Check failed: err == hipSuccess (98 vs. 0)                       =>  hipErrorInvalidDeviceFunction (TensorFlow)
 
-AdaptiveCpp (formerly hipSYCL, Open SYCL) ends an error with its backend and number, ``(error code = HIP:218)``;
+XLA's ROCm driver prints an error it has no text for as ``hipError_t(N)``; TensorFlow's check macro compares the
+result with ``hipSuccess`` and prints both numbers. AdaptiveCpp (formerly hipSYCL, Open SYCL) ends an error with its backend and number, ``(error code = HIP:218)``;
 DPC++'s HIP plugin prints a block whose header (``PI HIP ERROR:``, since the Unified Runtime ``UR HIP ERROR:``) is
 followed by ``Value: <n>`` and ``Name: <hipError_t name>`` lines. Under the same header the plugin reports a failure
 of the code object manager (comgr) with comgr's own status number and an ``AMD_COMGR_STATUS_*`` name: that number is
@@ -47,6 +50,8 @@ _TEXT = lazy(_HIP_WORD + r"[^\n]{0,40}?\b(?:error|failed)\b[^\n:]{0,20}:\s*(?P<t
 _BY_TEXT = {t.lower(): name for t, name in HIP_ERROR_TEXTS.items()}
 # AdaptiveCpp's error code, backend and number: "(error code = HIP:218)" (CUDA's is "CU:218", not read).
 _ACPP = lazy(r"\berror code = HIP:(?P<n>\d{1,4})\b")
+# XLA's "hipError_t(719)" and TensorFlow's "Check failed: err == hipSuccess (98 vs. 0)": HIP's own type names it.
+_TYPED = lazy(r"\bhipError_t\((?P<n>\d{1,4})\)|==\s*hipSuccess\s*\((?P<m>\d{1,4}) vs\. 0\)")
 # DPC++'s HIP plugin: the block's header, its number and its name, each on a line of its own, perhaps behind a
 # logger's or a test runner's prefix ("<HIP>[ERROR]: ", lit's "# | ").
 _BLOCK = lazy(r"\b(?:PI|UR) HIP ERROR:\s*$")
@@ -54,7 +59,7 @@ _VALUE = lazy(r"^[\s#|>]*Value:\s+(?P<n>\d{1,4})\s*$")
 _BLOCK_NAME = lazy(r"^[\s#|>]*Name:\s+(?P<name>\S+)")
 _BLOCK_LINES = 4  # the Value and Name lines follow the header at once
 # The parser's own patterns choose its lines (a HIP word alone is on most lines of a HIP log).
-_NEEDLES = Needles(_NAME, _NUMBER, _TEXT, _ACPP)
+_NEEDLES = Needles(_NAME, _NUMBER, _TEXT, _ACPP, _TYPED)
 _BLOCKS = Needles(_BLOCK)
 
 
@@ -63,6 +68,7 @@ def parse(artifact: Artifact, case: Case) -> None:
         named = [f"hipError{m['name']}" for m in _NAME.finditer(text)]
         named += [_BY_TEXT[m["text"].lower()] for m in _TEXT.finditer(text)]
         numbers = [int(m["n"]) for pattern in (_NUMBER, _ACPP) for m in pattern.finditer(text)]
+        numbers += [int(m["n"] or m["m"]) for m in _TYPED.finditer(text)]
         numbered = [HIP_ERRORS[n] for n in numbers if n in HIP_ERRORS]
         for name in dict.fromkeys(named + numbered):
             if name != "hipErrorSuccess":
