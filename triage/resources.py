@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from triage.shipped_yaml import shipped
+
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -53,11 +55,16 @@ def load_yaml(path: Path, keep: bool = True) -> Any:
 
 
 def _parse_yaml(path: Path) -> Any:
-    """PyYAML is imported here: a run that finds what it needs in the cache reads no YAML."""
+    """PyYAML is imported here: a run that finds what it needs in the cache, or a shipped file's parse in the table
+    that ships with the tool (triage/shipped_yaml.py), reads no YAML."""
+    text = path.read_text(encoding="utf-8")
+    known, data = shipped(text)
+    if known:
+        return data
     import yaml
 
     # libyaml's parser when PyYAML was built with it: several times faster on the database.
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def _stamp(path: Path) -> tuple[str, int, int] | None:
