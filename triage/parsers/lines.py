@@ -41,29 +41,63 @@ _STOPWORDS = frozenset(
 # (Where two parts could share the same characters, as \W* and [\w.]+ share dots, or [\d:.]+ and \S* digits, the
 # line is split between them one way only: trying every split, a line of 4,000 dots or a clock of 4,000 digits took
 # 0.16-0.35 s to fail.)
-_MACHINE_MARK = lazy(
-    r"^\s*[\w.\[\]-]+:\s|^\W*+(?:(?<=\. )|\w[\w.]*+ )(?:error|warning)\s*:|\b(?:hip|hsa|cuda)Error[A-Z]\w*|HSA_STATUS_\w+"
-    r"|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}="
-    # Windows' loader speaks in sentences: "The procedure entry point X could not be located in the dynamic link library"
-    r"|The code execution cannot proceed because|The procedure entry point|could not be located in the dynamic link"
-    r"|The specified (?:module|procedure) could not be found|\[WinError \d+\]|\(0x0*7[EF]\)"
-    r"|^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"  # Python's logging, as rocm-smi prints it
-    # runtime messages worded as sentences (hipGetErrorString texts and their wrappers' prefixes)
-    r"|HIP out of memory|no ROCm-capable device|There is no device can be used|\bHIP Error \d+|Exception during processing"
-    r"|has detected a driver timeout|an illegal memory access was encountered|the launch timed out and was terminated"
-    r"|\brequires [^,\n]{1,80}, but you have "  # pip's dependency resolver
-    r"|\bsegfault at \S+ ip \S+|\berror \d+ in \S+\.so"  # a kernel fault line, addresses elided or not
+# The shape of a program's line, whatever its words: a clock, a logger's or a compiler's prefix, the kernel's. A line
+# of this shape is a program's even where its message is a sentence in the first person.
+_PROGRAM_LINE = lazy(
+    r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"  # Python's logging, as rocm-smi prints it
     # Julia's logging frames each message: "┌ Warning: ...", "│ ...", "└ @ AMDGPU ~/.julia/.../AMDGPU.jl:123"
     r"|^\s*[\u250c\u2502\u2514] "
     # the kernel's own lines, whatever their words: dmesg's clock, journald's "kernel:", the driver's prefix (and the
     # prefix Mesa's drivers put before theirs: radeonsi's "amdgpu: ", radv's "radv/amdgpu: ")
     r"|^\s*\[\s*\d+\.\d+\]\s|^(?:\w{3}\s+\d{1,2}\s+[\d:]{8}|\d{4}-\d\d-\d\dT[\d:.]\S*+)\s+\S+\s+kernel:\s"
     r"|^\s*(?:\w+/)?amdgpu:\s|\bamdgpu [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d:\s|^\s*\[drm(?::\w+)?\]"
+    r"|^\W{0,3}\[(?:ERROR|WARN(?:ING)?|INFO|DEBUG|FATAL|CRITICAL)\]"  # a program's bracketed log level
+    # a clock: a date and time anywhere (loggers put it first, some after the module), or a time opening the line
+    # ("[Tue Sep 10 09:37:12 2024]", "12:00:01,123 INFO ..."), or llama.cpp's "0.00.906.796 W " since start
+    r"|\b\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d|^\W{0,3}(?:[A-Z][a-z]{2},? ){0,2}\d{0,2} ?\d\d:\d\d:\d\d\b"
+    r"|(?:^|\s)\d+\.\d\d\.\d{3}\.\d{3} [DIWE] "
+    r"|^\s*[IWEF]\d{4} \d\d:\d\d:\d\d"  # glog (TensorFlow, Paddle, XLA): "W0219 17:50:59.087286 3972 init.cc:181]"
+    r"|(?<![\w-])[\w-]+\.(?:cc|cpp|cxx|c|h|hpp|py|go|rs|cu|hip|java):\d+\]"  # a logger's source place: "[core.py:1202]"
+    r"|\b(?:ERROR|WARNING|INFO|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d\b"  # vLLM's "ERROR 07-02 07:48:27 [...]"
+    r"|^:\d:[\w.-]+\s*:\s*\d+\s*:"  # the ROCm runtime's AMD_LOG_LEVEL lines
+    r"|^time=\S+ level=[A-Za-z]+ "  # logfmt (Go's slog, ollama)
+    r"|^[\w.-]+-\d+\s+\| "  # docker compose's service prefix: "vllm-1  | "
+    # a compiler's diagnostic at a source place: "<stdin>:464:5: error: ...", "main.hip:12:3: warning: ..."
+    r"|^\s*\S+?:\d+(?::\d+)?:\s*(?:fatal error|error|warning|note|remark)\b"
+    r"|\bat \S+ line \d+(?:, <\w*> (?:line|chunk) \d+)?\.\s*$"  # perl's die and warn: '... at ./hipconfig line 143.'
+    # Python's traceback between two exceptions, and the code lines it quotes
+    r"|^\s*(?:During handling of the above exception, another|The above exception was the direct cause of the)"
+    r"|^\s+raise [\w.]+\("
+)
+# What a program's line holds, also as a sentence: a program's prefix or a name or value a person seldom types out.
+# A person's sentence in the first person that quotes one of these stays a person's (``I get hipErrorNoBinaryForGpu
+# when ...``).
+_MACHINE_MARK = lazy(
+    r"^\s*(?!(?i:edit|update|upd|ps)\b)[\w.+\[\]-]+:\s"  # a program's prefix; a forum's "Edit:" is a person's
+    r"|^\W*+(?:(?<=\. )|\w[\w.]*+ )(?:error|warning)\s*:|\b(?:hip|hsa|cuda)Error[A-Z]\w*|HSA_STATUS_\w+"
+    r"|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}="
+    # Windows' loader speaks in sentences: "The procedure entry point X could not be located in the dynamic link library"
+    r"|The code execution cannot (?:proceed|continue) because|The procedure entry point|\bdynamic link library\b"
+    r"|The specified (?:module|procedure) could not be found|\[WinError \d+\]|\(0x0*7[EF]\)"
+    # runtime messages worded as sentences (hipGetErrorString texts and their wrappers' prefixes)
+    r"|HIP out of memory|no ROCm-capable device|There is no device can be used|\bHIP Error \d+|Exception during processing"
+    r"|has detected a driver timeout|an illegal memory access was encountered|the launch timed out and was terminated"
+    # PyTorch's notes under a device error, and rocminfo's under a missing group
+    r"|kernel errors might be asynchronously reported|\bCompile with .TORCH_USE_(?:HIP|CUDA)_DSA"
+    r"|the default DRM access group"
+    r"|\brequires [^,\n]{1,80}, but you have "  # pip's dependency resolver
+    r"|\bsegfault at \S+ ip \S+|\berror \d+ in \S+\.so"  # a kernel fault line, addresses elided or not
     r"|\bwhat\(\):|is not a recognized processor for this target"
     r"|\b(?:NOT_FOUND|INTERNAL|INVALID_ARGUMENT|FAILED_PRECONDITION|UNIMPLEMENTED|RESOURCE_EXHAUSTED|UNAVAILABLE"
     r"|UNKNOWN|ABORTED|OUT_OF_RANGE|PERMISSION_DENIED|DEADLINE_EXCEEDED):\s"  # absl / XLA / TensorFlow status codes
     r"|cannot open shared object file|\bis missing from [^\n]{1,40}\bshared library"  # the dynamic loader, hashcat
-    r"|^\W{0,3}\[(?:ERROR|WARN(?:ING)?|INFO|DEBUG|FATAL|CRITICAL)\]"  # a program's bracketed log level
+    # a log level in capitals opening the line, the message after it ("ERROR gfx942 is not enabled in rocprofv1",
+    # rocprof-compute's; "WARNING: ...", "FATAL: ...")
+    r"|^\W{0,3}(?:ERROR|WARN(?:ING)?|FATAL|CRITICAL|INFO|DEBUG|NOTICE)\b"
+    # strerror's texts after a colon, as C programs and perl put them ("execvp failed: No such file or directory")
+    r"|: (?:No such file or directory|Permission denied|Operation not permitted|Device or resource busy"
+    r"|Cannot allocate memory|Input/output error|No such device(?: or address)?|Bad address|Exec format error)\b"
+    r"|\bat [\w./\\-]+\.(?:cc|cpp|cxx|c|h|hpp|cu|hip|py):\d+\s*$"  # a throw's source place closing the line
 )
 # A record's label of up to five words ("Marketing Name: "); one whitespace between words keeps it linear in the
 # line's length (a run of optional separators between greedy words would try every split of a long word).
@@ -72,6 +106,9 @@ _PIP = lazy(r"\brequires [^,\n]{1,80}, but you have ")  # pip's resolver address
 _ENV_LABEL = lazy(r"(?i)\b(?:GPU|CPU|OS|ROCm|HIP|driver|kernel|version|arch|device|runtime|component|system"
                         r"|graphics|platform|python|torch|environment|env|distro|model|card|APU|name)\b")
 _PERSON = lazy(r"(?i:\b(?:i'm|i've|i'd|my|me|we|our|us|you|your)\b)|\bI\b|(?:^|[.!?]\s+)i\s")
+# The first person singular: programs address the user ("you", "we recommend"), but seldom speak as "I" (a host
+# named "my-server" or a path's "me" is no person).
+_FIRST_PERSON = lazy(r"(?<![\w@.-])(?:I|I'm|I've|I'd|I'll|[Mm]y|me|[Mm]ine|i'm|i've)(?![\w@-])")
 # Code spans, and assignments and paths a sentence may quote. A word is tried from its start or just after a code span
 # only: the rest of a word tried in vain holds no = / or \ either (tried from every character of a long word that held
 # none, 4,000 dots or dashes took 0.15-0.35 s).
@@ -85,10 +122,24 @@ def _sentence_words(text: str) -> tuple[int, int]:
 
 def is_prose(text: str) -> bool:
     """A sentence a person wrote, as opposed to a line a program printed (evidence in prose counts half)."""
+    if _PROGRAM_LINE.search(text):
+        return False
+    if _speaks_as_i(text):
+        return True
     if _MACHINE_MARK.search(text):
         return False
     words, stop = _sentence_words(text)
     return words >= 8 and stop * 4 >= words
+
+
+def _speaks_as_i(text: str) -> bool:
+    """A sentence in the first person, what it quotes (code, paths, settings, error names) left aside: ``I tried
+    `HSA_OVERRIDE_GFX_VERSION=10.3.0` and my card still gives hipErrorNoBinaryForGpu``, ``Edit: I reinstalled ...``."""
+    plain = _QUOTED.sub(" ", text)
+    if not _FIRST_PERSON.search(plain):
+        return False
+    words, stop = _sentence_words(plain)
+    return words >= 6 and stop * 4 >= words
 
 
 def is_sentence(text: str) -> bool:
