@@ -6,7 +6,11 @@ Every DESIGN case the tool answers (its top candidate at or above the threshold)
 its inputs are the answer's evidence score, its lead over the runner-up and the conditions that
 held; its outcome whether the answer's class is right (the label, or a class it accepts). The
 signatures' own must-match examples join with half the weight, so that conditions no real case
-exercises are not left to chance. The model (triage/match/confidence.py) is a logistic regression
+exercises are not left to chance. So does each answered case matched again without the signature that
+answered it: the signatures were written from these cases, so nearly every design answer is right, while
+a user's failure that no signature knows is answered, if at all, by the nearest one; that answer, right or
+wrong, is what a signature's confidence must also hold on (the next user's log is like the case without
+its own signature, not like the case). The model (triage/match/confidence.py) is a logistic regression
 with the score's logit as an offset and one L2-penalised correction per condition; the penalty is
 chosen by cross-validation grouped by thread. Held-out cases are never read. ``--check`` fits and
 prints without writing.
@@ -32,14 +36,16 @@ from triage.match.confidence import Weights, as_yaml, features  # noqa: E402
 FOLDER = ROOT / "signatures"
 LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 EXAMPLE_WEIGHT = 0.5
+ABLATED = "without its signature:"  # the group of a case's row matched without the signature that answered it
+ABLATED_WEIGHT = 0.5
 BANDS = ((0.0, 0.45), (0.45, 0.6), (0.6, 0.8), (0.8, 1.01))
 
 Row = tuple[str, str, dict[str, tuple[float, float, bool]], float, int, float]  # group, signature, held, runner-up, y, weight
 
 
-def _answer(paths: list[str], text: str | None = None) -> tuple[str, str, dict, float] | None:
-    """The answer to the inputs (paths, or a text): signature id, class, held conditions, runner-up's
-    score; None when the tool answers unknown."""
+def _answer(paths: list[str], text: str | None = None, without: str | None = None) -> tuple[str, str, dict, float] | None:
+    """The answer to the inputs (paths, or a text), by the database ``without`` one signature if given: signature
+    id, class, held conditions, runner-up's score; None when the tool answers unknown."""
     from triage.ingest import read_inputs
     from triage.match import load
     from triage.match.engine import candidates, held, rank
@@ -47,6 +53,8 @@ def _answer(paths: list[str], text: str | None = None) -> tuple[str, str, dict, 
     from triage.pipeline import analyze
 
     db = load(FOLDER)
+    if without is not None:
+        db = db.without([without])
     if text is None:
         artifacts, warnings = read_inputs(paths)
     else:
@@ -65,7 +73,12 @@ def _case_rows(folder: str) -> list[Row]:
     if answer is None:
         return []
     sig, klass, conds, runner_up = answer
-    return [(label.thread, sig, conds, runner_up, int(label.right(klass)), 1.0)]
+    rows = [(label.thread, sig, conds, runner_up, int(label.right(klass)), 1.0)]
+    again = _answer([folder], without=sig)
+    if again is not None:
+        sig, klass, conds, runner_up = again
+        rows.append((ABLATED + label.thread, sig, conds, runner_up, int(label.right(klass)), ABLATED_WEIGHT))
+    return rows
 
 
 def _example_rows(item: tuple[str, str, str]) -> list[Row]:
@@ -146,16 +159,18 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
 
 def cross_validate(offset: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray, groups: list[str],
                    folds: int) -> dict:
-    """Out-of-fold predictions on the corpus rows, per model; examples always train, never validate."""
-    threads = sorted({g for g in groups if not g.startswith("example:")})
-    fold_of = {t: int(hashlib.sha256(t.encode()).hexdigest(), 16) % folds for t in threads}
-    corpus = np.array([not g.startswith("example:") for g in groups])
+    """Out-of-fold predictions, per model, on the answered cases and on their answers without the signature that
+    answered (the penalty is chosen on both: the second are how a signature fares on failures it was not written
+    for); examples always train, never validate."""
+    fold_of = {t: int(hashlib.sha256(t.encode()).hexdigest(), 16) % folds
+               for t in {g.removeprefix(ABLATED) for g in groups} if not t.startswith("example:")}
+    fold = np.array([fold_of.get(g.removeprefix(ABLATED), -1) for g in groups])
+    validated = fold >= 0
     models = {"score": None, "score and lead": ("calib", 0.0)} | {
         f"fitted, lambda {lam}": ("full", lam) for lam in LAMBDAS}
     out: dict[str, np.ndarray] = {name: np.zeros(len(y)) for name in models}
     for k in range(folds):
-        valid = np.array([not g.startswith("example:") and fold_of[g] == k for g in groups])
-        train = ~valid
+        valid, train = fold == k, fold != k
         for name, spec in models.items():
             if spec is None:
                 out[name][valid] = predict(offset[valid], x[valid], np.zeros(0))
@@ -164,7 +179,7 @@ def cross_validate(offset: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarr
                 beta = fit(offset[train], x[train], y[train], w[train], lam if kind == "full" else 1.0,
                            corrections=kind == "full")
                 out[name][valid] = predict(offset[valid], x[valid], beta)
-    return {name: (log_loss(p[corpus], y[corpus]), p[corpus]) for name, p in out.items()}
+    return {name: (log_loss(p[validated], y[validated]), p) for name, p in out.items()}
 
 
 def bands(p: np.ndarray, y: np.ndarray) -> str:
@@ -188,13 +203,19 @@ def main() -> int:
     w = np.array([r[5] for r in rows])
     groups = [r[0] for r in rows]
     examples = sum(g.startswith("example:") for g in groups)
-    print(f"{cases} design cases, {len(groups) - examples} of them answered, {examples} answered signature examples; "
-          f"{len(keys)} conditions seen")
+    ablated = sum(g.startswith(ABLATED) for g in groups)
+    answered = len(groups) - examples - ablated
+    print(f"{cases} design cases, {answered} of them answered ({ablated} again without the signature that answered, "
+          f"{sum(y[i] for i, g in enumerate(groups) if g.startswith(ABLATED)):.0f} of those right), {examples} answered "
+          f"signature examples; {len(keys)} conditions seen")
     results = cross_validate(offset, x, y, w, groups, args.folds)
-    corpus_y = y[np.array([not g.startswith("example:") for g in groups])]
-    print(f"\ncross-validated on the answered design cases ({args.folds} folds by thread): log loss, then calibration")
+    corpus = np.array([not g.startswith(("example:", ABLATED)) for g in groups])
+    again = np.array([g.startswith(ABLATED) for g in groups])
+    print(f"\ncross-validated ({args.folds} folds by thread): log loss on both, then calibration on the answered cases "
+          "and, below, on their answers without the signature that answered")
     for name, (loss, p) in results.items():
-        print(f"  {name:<24} {loss:.4f}   {bands(p, corpus_y)}")
+        print(f"  {name:<24} {loss:.4f}   {bands(p[corpus], y[corpus])}")
+        print(f"  {'':<24} {'':6}   {bands(p[again], y[again])}")
     fitted = {name: loss for name, (loss, _) in results.items() if name.startswith("fitted")}
     best = min(fitted, key=fitted.get)
     lam = float(best.rsplit(" ", 1)[1])
@@ -204,7 +225,8 @@ def main() -> int:
         sig, _, cond = key.partition("/")
         deltas[sig][cond or "*"] = float(value)  # "*": the signature's own weight
     weights = Weights(0.0, float(beta[0]), dict(deltas), True)
-    about = {"fitted_on": {"design_cases": cases, "answered": len(groups) - examples, "examples": examples},
+    about = {"fitted_on": {"design_cases": cases, "answered": answered, "answered_without_their_signature": ablated,
+                           "examples": examples},
              "lambda": lam,
              "cross_validated_log_loss": {name: round(loss, 4) for name, (loss, _) in results.items()}}
     print(f"\nchosen: lambda {lam}; lead {beta[0]:.3f}; {sum(abs(b) >= 0.005 for b in beta[1:])} weights moved from 0")
