@@ -61,3 +61,20 @@ def test_a_date_only_tag_gives_no_version_of_its_own() -> None:
 def test_rocm_wheel_tag_is_not_read_inside_other_words() -> None:
     assert _values(_case("pytorch-triton-rocm 3.1.0\n"), "rocm_version_wheel") == []
     assert _values(_case("build 2.5.1+rocmx\n"), "rocm_version_wheel") == []
+
+
+def test_tensorflow_rocm_version_names_the_rocm_release_it_was_built_for() -> None:
+    # tensorflow-rocm's versions are TensorFlow's and the ROCm release's digits (2.14.0.600: ROCm 6.0.0), in pip list's
+    # columns, pip freeze and a wheel's file name; the package name is no "ROCm 2.14" of the system
+    for line, release in (("tensorflow-rocm          2.14.0.600\n", "6.0"),
+                          ("tensorflow-rocm==2.11.1.550\n", "5.5"),
+                          ("Saved ./tensorflow_rocm-2.13.0.570-cp310-cp310-manylinux2014_x86_64.whl\n", "5.7")):
+        case = _case(line)
+        assert _values(case, "rocm_version_wheel") == [release], line
+        assert _values(case, "rocm_version_system") == [], line
+        assert case.value("rocm_version") == release, line
+
+
+def test_a_rocm_release_stated_as_such_is_the_system_one() -> None:
+    for line, release in (("ROCm version: 6.1.2\n", "6.1.2"), ("System ROCm 5.7.1\n", "5.7.1")):
+        assert _values(_case(line), "rocm_version_system") == [release]

@@ -44,7 +44,9 @@ _WINDOWS_NAME = lazy(r"\bWindows (?:1[01]|Server \d{4})(?:[ -](?:64-bit|Pro|Home
 _KERNEL = lazy(r"\b(?:kernel|Linux)(?: version)?[ :]+(?P<v>\d+\.\d+(?:\.\d+)*(?:-[\w.]+)*)")
 # (A white-space run matched one way only: \s*[:\s]\s* took half a second to fail on a line of 4,000 spaces.)
 _DRIVER = lazy(r"\b(?:amdgpu(?: driver)?|Driver(?: version)?)(?:\s*:\s*|\s+)`?(?P<v>\d+\.\d+(?:\.\d+)*)", re.I)
-_ROCM = lazy(r"\b(?:System )?ROCm(?: version)?(?:\s*:\s*|\s+)(?P<v>\d+\.\d+(?:\.\d+)?)\b", re.I)
+# "ROCm 6.1" or "System ROCm version: 6.1.2" as a word of its own: not the end of a package's name ("tensorflow-rocm
+# 2.14.0.600" in pip list's columns is TensorFlow's version, parsers/versions.py reads the ROCm release from it).
+_ROCM = lazy(r"(?<![\w.-])(?:System )?ROCm(?: version)?(?:\s*:\s*|\s+)(?P<v>\d+\.\d+(?:\.\d+)?)\b", re.I)
 _ROCM_PATH = lazy(r"(?<![\w/.-])(?P<p>/opt/rocm(?:-\d+\.\d+(?:\.\d+)?)?)(?=[/\s\"'`),:;]|$)")
 _COMPONENT_VERSIONS = lazy(r"\b(?P<what>HIP|COMGR|LLVM)\s+(?P<v>\d+\.\d+[\w.+-]*)")
 _BUNDLED = lazy(r"\b(?:bundled|ships?|shipped|component|packaged|engine/)\b", re.I)

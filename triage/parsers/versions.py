@@ -19,6 +19,7 @@ Examples::
     torch==2.7.1+devrocm7.12.0.dev0.7c398039...                  a TheRock development build for ROCm 7.12
     ROCm version: (7, 1)                                         ComfyUI's banner: torch.version.hip's release
     pytorch  2.3.1  rocm5.7_py311_0                              conda's build string: a build for ROCm 5.7
+    tensorflow-rocm==2.14.0.600                                  TensorFlow 2.14.0 built for ROCm 6.0.0
     docker run ... rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2   AMD's image for ROCm 6.1 (rocm_version_image)
     Linux gpu-box 6.8.0-40-generic #40-Ubuntu SMP PREEMPT_DYNAMIC  uname -a: the kernel release (kernel_uname)
     $ uname -r  /  6.8.0-40-generic                              the same, on the line after the command
@@ -46,7 +47,10 @@ _WHEEL = lazy(r"(?:\+|%2[Bb])(?:dev)?rocm(?P<v>\d+\.\d+(?:\.\d+)?)(?=\b|rc|a\d|b
                     r"|/whl/(?:nightly/|test/)?rocm(?P<w>\d+\.\d+(?:\.\d+)?)\b"
                     r"|ROCM used to build PyTorch:\s*(?P<b>\d+\.\d+(?:\.\d+)?)"
                     r"|\brocm_v(?P<o>\d+(?:\.\d+)?)\b"  # ollama's runner built for a ROCm release (rocm_v6, rocm_v60102)
-                    r"|\srocm(?P<c>\d+\.\d+(?:\.\d+)?)_py\d{2,3}")  # a conda build string (pytorch 2.3.1 rocm5.7_py311_0)
+                    r"|\srocm(?P<c>\d+\.\d+(?:\.\d+)?)_py\d{2,3}"  # a conda build string (pytorch 2.3.1 rocm5.7_py311_0)
+                    # tensorflow-rocm numbers its wheels TF's version and the ROCm release's three digits:
+                    # 2.14.0.600 is TensorFlow 2.14.0 for ROCm 6.0.0 (pip freeze, pip list's columns, a wheel's name)
+                    r"|\btensorflow[-_]rocm(?:==|-|\s+)\d+\.\d+\.\d+\.(?P<t>[1-9]\d\d)(?![\w.])")
 # AMD's container images name their ROCm release in the tag: rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2,
 # rocm/vllm:rocm6.3.1_instinct_..., rocm/tensorflow:rocm5.7-tf2.13-dev; the base images rocm/dev-ubuntu-22.04:6.2 and
 # rocm/rocm-terminal:5.7 by the version alone.
@@ -220,7 +224,8 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.add_fact(_TORCH_NAMES[shown[0]], m["v"], where, quoted, 40)
             shown = ("", -10)
         for m in _WHEEL.finditer(text):
-            case.add_fact(KINDS["wheel"], m["v"] or m["w"] or m["b"] or m["c"] or _unpacked(m["o"]), where, quoted, 40)
+            version = m["v"] or m["w"] or m["b"] or m["c"] or (m["t"] and f"{m['t'][0]}.{m['t'][1]}")
+            case.add_fact(KINDS["wheel"], version or _unpacked(m["o"]), where, quoted, 40)
         for m in _IMAGE.finditer(text):
             case.add_fact(KINDS["image"], m["v"], where, quoted, 40)
         if m := _COLLECT_HIP.match(text):
