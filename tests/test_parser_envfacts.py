@@ -147,3 +147,15 @@ def test_an_unset_variable_before_a_cut_in_ollamas_config_is_no_fact() -> None:
     facts = parse([artifact(line)]).flat_facts()
     assert "env_HSA_OVERRIDE_GFX_VERSION" not in facts
     assert facts["env_CUDA_VISIBLE_DEVICES"] == "-1"
+
+
+def test_a_required_arch_is_not_the_machines() -> None:
+    # TensorFlow refusing an old GPU names it first and the minimum it needs after (tensorflow-upstream#237, #225:
+    # TensorFlow 1.x wrote the ISA spaced)
+    for text, arch in (("Ignoring visible gpu device (device: 0, name: AMD A10-8700P Radeon R6, pci bus id: 0000:00:01.0)"
+                        " with AMDGPU ISA gfx801. The minimum required AMDGPU ISA is gfx803.\n", "gfx801"),
+                       ("Ignoring visible gpu device with AMDGPU ISA gfx 701. The minimum required AMDGPU ISA is gfx803.\n",
+                        "gfx701")):
+        facts = parse([artifact(text)]).flat_facts()
+        assert facts["gfx_arch"] == arch
+        assert facts["gfx_archs"] == [arch]

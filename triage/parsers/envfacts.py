@@ -31,6 +31,10 @@ _TARGET_LIST = lazy(r"gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx\w+['\"]?\s*[;, ]\s*['\"]?
 _BUILD_SETTING = lazy(r"(?:ROCM_ARCH|AMDGPU_TARGETS?|GPU_TARGETS?|HIP_ARCHITECTURES|(?:HIPSYCL|ACPP|OPENSYCL)_TARGETS"
                       r"|GFX_ARCHS?|AMDGPU_ARCHS?|GPU_ARCHS?)(?![A-Za-z0-9])"
                       r"|--(?:amdgpu-target|offload-arch|cuda-gpu-arch|(?:acpp|hipsycl|opensycl)-targets)\b")
+# A requirement is no machine's arch either: TensorFlow's "... with AMDGPU ISA gfx801. The minimum required AMDGPU ISA
+# is gfx803." names the GPU first and what it lacks after; TensorFlow 1.x on ROCm 1.9 wrote the GPU's "gfx 701" spaced.
+_REQUIREMENT = lazy(r"\b(?:minimum|at least)\b", re.I)
+_SPACED_ISA = lazy(r"\bISA(?: version)?:?\s+gfx (?P<n>\d{3,4})\b")
 # ollama's own record of the GPU it uses: "inference compute ... compute=gfx1100", "amdgpu is supported gpu_type=gfx1030".
 _GPU_IN_USE = lazy(r"\b(?:gpu_type|compute)=(?P<g>gfx[0-9a-f]{3,4})\b")
 _SECONDARY = lazy(r"\b(?:second|other|integrated|iGPU|APU|device 1|GPU 1|not used)\b", re.I)
@@ -108,13 +112,17 @@ def _gpu(text: str, where: Where, case: Case) -> None:
         case.add_fact("gfx_archs", m["g"], where, text.strip(), 60)
         return
     if "gfx" in text and not _TARGET_LIST.search(text):
-        machine = text[:setting.start()] if (setting := _BUILD_SETTING.search(text)) else text
+        cuts = [m.start() for m in (_BUILD_SETTING.search(text), _REQUIREMENT.search(text)) if m]
+        machine = text[:min(cuts)] if cuts else text
         score = _gfx_score(machine, where, case)
         secondary = _SECONDARY.search(machine) is not None
         for m in GFX.finditer(machine):
             case.add_fact("gfx_arch", m.group(0), where, text.strip(), score - 25 if secondary else score)
             if score >= 30:
                 case.add_fact("gfx_archs", m.group(0), where, text.strip(), score)
+        if m := _SPACED_ISA.search(machine):
+            case.add_fact("gfx_arch", f"gfx{m['n']}", where, text.strip(), 30)
+            case.add_fact("gfx_archs", f"gfx{m['n']}", where, text.strip(), 30)
     if (m := _GPU_LABEL.search(text)) and not _SECONDARY.search(text):
         name = m["name"].strip(" *`")
         if re.search(r"Radeon|Instinct|AMD|NVIDIA|GeForce|Arc|FirePro", name, re.I):
@@ -184,7 +192,7 @@ def _environment(text: str, where: Where, case: Case) -> None:
 
 # Each family of facts reads only the lines one of its patterns matches (the scan finds them).
 _FAMILIES = (
-    (Needles(GFX, _GPU_LABEL), _gpu),
+    (Needles(GFX, _GPU_LABEL, _SPACED_ISA), _gpu),
     (Needles(_OS_LABEL, _WINDOWS_NAME, _KERNEL, _DRIVER), _platform),
     (Needles(_WINDOWS_HINT), _windows_hint),
     (Needles(_LINUX_HINT), _linux_hint),
