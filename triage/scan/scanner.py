@@ -27,7 +27,6 @@ pattern itself wherever the scan alone cannot vouch for them.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
 import threading
@@ -37,8 +36,7 @@ from itertools import accumulate, compress, count, repeat
 from operator import add, not_
 from typing import Any
 
-import regex
-
+from triage.digest import sha256
 from triage.lazy import compile_re, lazy
 from triage.resources import cache_dir, read_cached, source_key, write_cached
 from triage.scan.literals import Literal, literals_for
@@ -251,7 +249,7 @@ class LineScanner:
     def _key(self) -> str:
         """The digest naming what this scanner keeps in the cache (made once: the patterns do not change)."""
         if self._digest is None:
-            self._digest = hashlib.sha256(
+            self._digest = sha256(
                 repr((self.patterns, self.flags, self.module, self.exact, build_key())).encode()).hexdigest()[:32]
         return self._digest
 
@@ -366,8 +364,13 @@ class LineScanner:
                 return self._compile(self.patterns[index])
             if self.module == "re":
                 return compile_re(self.patterns[index], self.flags)
+        except (re.error, ValueError, RecursionError, OverflowError):
+            return None
+        import regex  # the owner's memo, where there is one, makes regex patterns without importing regex
+
+        try:
             return regex.compile(self.patterns[index], self.flags)
-        except (re.error, regex.error, ValueError, RecursionError, OverflowError):
+        except (regex.error, ValueError, RecursionError, OverflowError):
             return None
 
     def __getstate__(self) -> dict:
