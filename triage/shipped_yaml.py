@@ -11,19 +11,20 @@ never give stale data. Only files whose parse JSON keeps exactly (no dates, no k
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from triage.digest import sha256
+
 TABLE = Path(__file__).with_name("parsed_yaml.json")
 _FOLDERS = ("signatures", "reports")
 
 
 def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256(text.encode("utf-8")).hexdigest()
 
 
 @functools.cache

@@ -14,13 +14,13 @@ by how rare it is in the index (a template most cases share says little). The in
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import sys
 from collections import Counter
 from dataclasses import field
 from pathlib import Path
 
+from triage.digest import sha256
 from triage.lazy import dataclass, lazy
 from triage.match.templates import key_lines, template
 from triage.model import Case, Diagnosis
@@ -83,7 +83,7 @@ def _load(path: Path, stamp: tuple[int, int]) -> Index | None:
     kept = None
     if folder is not None:
         key = repr((str(path.resolve()), stamp, sys.version_info[:2], source_key("match")))
-        kept = folder / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.pickle"
+        kept = folder / f"{sha256(key.encode()).hexdigest()[:32]}.pickle"
         found = read_cached(kept)
         if isinstance(found, Index):
             return found
