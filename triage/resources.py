@@ -113,11 +113,16 @@ def cache_dir(name: str) -> Path | None:
 @functools.cache
 def source_key(*packages: str) -> str:
     """A digest of the Python files of these packages of the tool (``"scan"``, ``"match"``): a cache entry
-    made by other code is not read back. Read once a process: the code does not change under a running tool."""
+    made by other code is not read back. Read once a process: the code does not change under a running tool.
+
+    Each file counts by its name, size and modification time, as Python's own bytecode cache tells a changed
+    source: hashing the files' text was some 3% of a warm single triage."""
     digest = sha256()
     for package in packages:
-        for file in sorted((_PACKAGE / package).glob("*.py")):
-            digest.update(file.name.encode() + b"\0" + file.read_bytes())
+        with os.scandir(_PACKAGE / package) as entries:
+            stats = sorted((entry.name, entry.stat()) for entry in entries if entry.name.endswith(".py"))
+        for name, stat in stats:
+            digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
     return digest.hexdigest()[:16]
 
 

@@ -374,15 +374,21 @@ class LineScanner:
             return None
 
     def __getstate__(self) -> dict:
-        # What was built goes with it (a pickle made before the first scan is small).
-        return {k: v for k, v in self.__dict__.items() if k in ("patterns", "flags", "module", "exact", "engine",
-                                                                "_literal_sets", "_hs_built")}
+        # What was built goes with it (a pickle made before the first scan is small), and the digest naming its cache
+        # entries with the build it was made for: the anchors' patterns' text is some 100 KB to hash on every run.
+        state = {k: v for k, v in self.__dict__.items() if k in ("patterns", "flags", "module", "exact", "engine",
+                                                                 "_literal_sets", "_hs_built")}
+        state["_keyed"] = (build_key(), self._key())
+        return state
 
     def __setstate__(self, state: dict) -> None:
+        keyed = state.pop("_keyed", None)
         self.__dict__.update(state)
         if self.engine == "hyperscan" and hyperscan is None:  # pickled where Hyperscan was installed, read where it is not
             self.__dict__.update(_hs_built=None, engine="python")
         self._build()
+        if isinstance(keyed, tuple) and len(keyed) == 2 and keyed[0] == build_key() and state.get("engine") == self.engine:
+            self._digest = keyed[1]
         if self.__dict__.get("_hs_built") is not None:
             self._load(self._hs_built)
 
