@@ -23,7 +23,6 @@ from triage.lazy import dataclass, regex_build, regex_data, regex_from
 from triage.match.confidence import Weights, read_weights
 from triage.match.texts import Texts
 from triage.resources import KeptDict, cache_dir, load_yaml, read_cached, source_key, write_cached
-from triage.scan.literals import literals_for
 from triage.scan.scanner import LineScanner, build_key
 
 if TYPE_CHECKING:
@@ -407,7 +406,10 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
         places=places,
     )
     # Every pattern's literals (the scanners' Python way) now, from the shipped table: they are kept in the cached
-    # database, so a warm run reads them with it instead of one cache file for each of the scanners it asks.
+    # database, so a warm run reads them with it instead of one cache file for each of the scanners it asks (and
+    # imports no triage.scan.literals).
+    from triage.scan.literals import literals_for
+
     literals = [[literals_for(c.sources["log"], _FLAGS) for c in group] for group in groups]
     for scanner, sets in zip(prefilters.groups, literals):
         scanner.keep_literals(sets)

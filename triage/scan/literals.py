@@ -13,6 +13,7 @@ hides a match.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 import sys
@@ -20,8 +21,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from re import _constants as C  # the AST vocabulary of re's own parser
 from re import _parser
-
-from triage.digest import sha256
 
 MIN_LITERAL = 2
 _MAX_VARIANTS = 8  # spelled-out classes multiply a literal's variants; past this many the literal ends
@@ -191,7 +190,7 @@ TABLE = Path(__file__).with_name("literals.json")
 
 def table_key() -> str:
     """What the table's answers depend on: this module's code and Python's minor version (re's parser)."""
-    digest = sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
     return f"{digest}-py{sys.version_info[0]}.{sys.version_info[1]}"
 
 

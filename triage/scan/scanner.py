@@ -34,12 +34,14 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from itertools import accumulate, compress, count, repeat
 from operator import add, not_
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triage.digest import sha256
 from triage.lazy import compile_re, lazy
 from triage.resources import cache_dir, read_cached, source_key, write_cached
-from triage.scan.literals import Literal, literals_for
+
+if TYPE_CHECKING:
+    from triage.scan.literals import Literal
 
 try:  # optional: pip install 'hip-triage[fast]'
     import hyperscan
@@ -278,9 +280,15 @@ class LineScanner:
         if self._literal_sets is None:
             with self._lock:
                 if self._literal_sets is None:
-                    self._literal_sets = self._cached(
-                        "literals", lambda: [literals_for(p, self.flags) for p in self.patterns], list)
+                    self._literal_sets = self._cached("literals", self._work_literals_out, list)
         return self._literal_sets
+
+    def _work_literals_out(self) -> list[set[Literal] | None]:
+        """Each pattern's literals, worked out (triage.scan.literals is imported only then: it brings hashlib, and a
+        warm run reads the literals kept)."""
+        from triage.scan.literals import literals_for
+
+        return [literals_for(p, self.flags) for p in self.patterns]
 
     def _compiled_hyperscan(self, build: bool) -> _Compiled | None:
         """The Hyperscan side, loaded for scanning: from memory, from the cache, or (``build``) compiled now;
