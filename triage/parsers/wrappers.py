@@ -29,7 +29,6 @@ forms themselves. The timestamps parser reads the original text (the prefix ofte
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 
@@ -160,6 +159,8 @@ def _json_lines(lines: list[str]) -> list[str] | None:
 
 def _json_message(line: str) -> str | None:
     """The message field of one JSON log line, on one line (None when the line is no such object)."""
+    import json  # only for a line that reads as JSON
+
     try:
         record = json.loads(line)
     except ValueError:
