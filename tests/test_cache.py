@@ -46,6 +46,7 @@ def test_compiled_condition_regexes_are_kept_and_read_back(tmp_path, monkeypatch
 
     import regex
 
+    from triage.lazy import regex_from
     from triage.match import database
 
     monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))
@@ -57,7 +58,9 @@ def test_compiled_condition_regexes_are_kept_and_read_back(tmp_path, monkeypatch
     assert len(kept) > 10  # the log conditions this case reached, at least
     for source, packed in kept.items():
         assert isinstance(packed, bytes)  # each pattern a pickle of its own, loaded when a condition asks for it
-        pattern = pickle.loads(packed)
+        data = pickle.loads(packed)
+        assert isinstance(data, tuple)  # plain data: loading it imports no regex package
+        pattern = regex_from(data)
         fresh = regex.compile(source, regex.IGNORECASE)
         assert (pattern.pattern, pattern.flags, pattern.groupindex) == (fresh.pattern, fresh.flags, fresh.groupindex)
         assert pattern._pickled_data == fresh._pickled_data  # the same compiled code
@@ -254,7 +257,8 @@ def test_a_warm_triage_imports_no_yaml_and_no_jinja(tmp_path) -> None:
     """A warm single triage finds the database, the support tables and the known frames parsed in the cache: it
     imports no PyYAML (a cold one does, to read the signatures), and no Jinja either: the signatures' texts it fills
     were translated to Python on the cold run (match/texts.py) and the text report is written in Python
-    (report/text.py)."""
+    (report/text.py). Nor the regex package's pattern parser (regex._main): its patterns are rebuilt from the
+    kept code by the engine alone; nor hashlib (OpenSSL's start-up) for the cache's keys."""
     import json
     import os
     import subprocess
@@ -263,7 +267,7 @@ def test_a_warm_triage_imports_no_yaml_and_no_jinja(tmp_path) -> None:
     case = str(CORPUS / "seed-000-blit-kernels-device-libs-missing")
     probe = ("import io, json, sys, contextlib\nfrom triage.cli import main\nsys.argv = ['triage', *sys.argv[1:]]\n"
              "with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main()\n    except SystemExit:\n        pass\n"
-             "print(json.dumps(sorted(m for m in ('yaml', 'jinja2') if m in sys.modules)))")
+             "print(json.dumps(sorted(m for m in ('yaml', 'jinja2', 'regex._main', 'hashlib') if m in sys.modules)))")
     env = {**os.environ, "TRIAGE_CACHE": str(tmp_path)}
 
     def imported(*args: str) -> list[str]:
@@ -273,10 +277,11 @@ def test_a_warm_triage_imports_no_yaml_and_no_jinja(tmp_path) -> None:
 
     # cold: the database is built from the signature files; a JSON report fills every candidate's texts (a text
     # report only the answer's), so all of them are translated now
-    assert imported(case, "-f", "json") == ["jinja2", "yaml"]
+    assert {"jinja2", "yaml", "regex._main"} <= set(imported(case, "-f", "json"))
+    assert not {"jinja2", "yaml"} & set(imported(case))  # the text report's own patterns compiled and kept now
     assert imported(case) == []
     assert imported(case, "-f", "json") == []
-    assert imported(case, "-f", "html") == ["jinja2"]  # the HTML report is a Jinja template
+    assert imported(case, "-f", "html") == ["hashlib", "jinja2"]  # the HTML report is a Jinja template (its cache)
 
 
 def test_lazy_regex_patterns_are_kept_and_read_back(tmp_path, monkeypatch) -> None:
@@ -296,3 +301,4 @@ def test_lazy_regex_patterns_are_kept_and_read_back(tmp_path, monkeypatch) -> No
     monkeypatch.setattr(regex, "compile", lambda *args, **kwargs: (_ for _ in ()).throw(AssertionError("compiled")))
     again = later.compile_regex(r"[\p{Cf}]+x")
     assert again.search("b\u200b\u200bx").group() == "\u200b\u200bx"
+    assert again._pickled_data == pattern._pickled_data

@@ -14,16 +14,20 @@ pattern and writes its code in Python, and that code is the same in every run. S
 
 from __future__ import annotations
 
+import _imp
 import atexit
 import builtins
 import dataclasses
 import functools
+import importlib.machinery
+import importlib.util
 import marshal
 import os
 import re
 import sys
 import threading
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar, dataclass_transform
 
 from triage.resources import KeptDict, cache_dir
@@ -127,15 +131,16 @@ class CompiledRe(KeptDict):
 
     def compile_regex(self, pattern: str, flags: int = 0) -> Any:
         """``regex.compile(pattern, flags)``, kept in the same file: ``regex`` parses a pattern in Python (up to a
-        millisecond), and its compiled pattern pickles with its code and loads back without being parsed again.
-        Keyed by the ``regex`` version as well, whose code it is."""
-        import regex
+        millisecond), and its compiled code loads back without being parsed again (``regex_from``), without
+        importing the ``regex`` package. Keyed by the installed ``regex`` build as well, whose code it is."""
+        key = ("regex", regex_build(), pattern, int(flags))
+        data = self._loaded().get(key)
+        found = regex_from(data) if isinstance(data, tuple) and data[:1] == (pattern,) else None
+        if found is None:
+            import regex
 
-        key = ("regex", regex.__version__, pattern, int(flags))
-        found = self._loaded().get(key)
-        if found is None or getattr(found, "pattern", None) != pattern:
             found = regex.compile(pattern, flags)
-            self._add(key, found)
+            self._add(key, regex_data(found))
         return found
 
 
@@ -162,22 +167,74 @@ def _memo_in(*setting: str) -> CompiledRe:
     import _sre
 
     folder = cache_dir("regex")
-    return _memo(folder / f"re-{sys.version.split()[0]}-{_sre.MAGIC}.pickle" if folder else None)
+    # "-2": regex patterns kept as their code (regex_data), not as pickled patterns that import regex to load
+    return _memo(folder / f"re-{sys.version.split()[0]}-{_sre.MAGIC}-2.pickle" if folder else None)
 
 
 def compile_regex(pattern: str, flags: int = 0) -> Any:
     """``regex.compile(pattern, flags)``, kept between runs where there is a cache."""
+    memo = compiled_re()
+    if memo is not None:
+        try:
+            return memo.compile_regex(pattern, flags)
+        except Exception:  # noqa: BLE001 - a bad pattern or a damaged cache file: regex itself decides
+            pass
     import regex
 
-    memo = compiled_re()
-    if memo is None:
-        return regex.compile(pattern, flags)
+    return regex.compile(pattern, flags)  # raises as regex does
+
+
+@functools.cache
+def regex_build() -> str:
+    """Which ``regex`` compiled a kept pattern (its engine's installed file, found without importing the package,
+    which costs a tenth of a warm single triage): a pattern's code is that engine's own, and code kept by another
+    build is not read back."""
     try:
-        return memo.compile_regex(pattern, flags)
-    except regex.error:
-        raise
-    except Exception:  # noqa: BLE001 - a damaged cache file: compile as regex does
-        return regex.compile(pattern, flags)
+        spec = importlib.util.find_spec("regex")  # a top-level package: found, not run
+        found = importlib.machinery.PathFinder.find_spec("regex._regex", list(spec.submodule_search_locations or ()))
+        origin = Path(found.origin) if found and found.origin else None
+        stat = origin.stat() if origin else None
+    except (ImportError, ValueError, OSError, AttributeError):
+        return "none"
+    return f"{origin}:{stat.st_mtime_ns}:{stat.st_size}" if stat else "none"
+
+
+def regex_engine() -> ModuleType:
+    """``regex``'s compiled engine (``regex._regex``), loaded without running the ``regex`` package: a compiled
+    pattern is made from its code by the engine alone, and the package's pattern parser (most of its import) is
+    needed only to compile a new pattern. Importing ``regex`` later finds this module and uses it."""
+    found = sys.modules.get("regex._regex")
+    if found is not None:
+        return found
+    _imp.acquire_lock()  # the import system's own lock: two threads load the engine once
+    try:
+        found = sys.modules.get("regex._regex")
+        if found is None:
+            spec = importlib.util.find_spec("regex")
+            engine = importlib.machinery.PathFinder.find_spec("regex._regex",
+                                                              list(spec.submodule_search_locations or ()) if spec else [])
+            if engine is None or not isinstance(engine.loader, importlib.machinery.ExtensionFileLoader):
+                import regex._regex as found  # not an extension file: the package's own import finds it
+            else:
+                found = importlib.util.module_from_spec(engine)
+                engine.loader.exec_module(found)
+                sys.modules["regex._regex"] = found
+    finally:
+        _imp.release_lock()
+    return found
+
+
+def regex_data(pattern: Any) -> tuple:
+    """What a compiled ``regex`` pattern is made from (what it pickles as): its text, flags and compiled code."""
+    return tuple(pattern._pickled_data)
+
+
+def regex_from(data: tuple) -> Any:
+    """The compiled ``regex`` pattern ``regex_data`` gave (None when the engine refuses it: compiled again)."""
+    try:
+        return regex_engine().compile(*data)
+    except Exception:  # noqa: BLE001 - data of another engine or a damaged entry
+        return None
 
 
 def compile_re(pattern: str, flags: int = 0) -> re.Pattern[str]:

@@ -11,24 +11,26 @@ never give stale data. Only files whose parse JSON keeps exactly (no dates, no k
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from triage.digest import sha256
 
 TABLE = Path(__file__).with_name("parsed_yaml.json")
 _FOLDERS = ("signatures", "reports")
 
 
 def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256(text.encode("utf-8")).hexdigest()
 
 
 @functools.cache
 def _table() -> Mapping[str, str]:
     """The table, read once a process and never changed (each lookup parses its own copy of a file's data)."""
+    import json  # here, not at import: a warm single triage needs no JSON
+
     try:
         files = json.loads(TABLE.read_text(encoding="utf-8")).get("files", {})
     except (OSError, ValueError, AttributeError):
@@ -38,13 +40,17 @@ def _table() -> Mapping[str, str]:
 
 def shipped(text: str) -> tuple[bool, Any]:
     """(True, what ``text`` parses to) when it is a shipped file's text; (False, None) otherwise."""
+    import json  # here, not at import: a warm single triage needs no JSON
+
     found = _table().get(digest(text))
     return (False, None) if found is None else (True, json.loads(found))
 
 
 def build(root: Path) -> dict[str, str]:
     """The table for every YAML file under ``root``'s shipped folders whose parse JSON keeps exactly."""
-    import yaml
+    import json  # here, not at import: a warm single triage needs no JSON
+
+    import yaml  # noqa: I001 - a tool's import, as json's above
 
     files: dict[str, str] = {}
     for folder in _FOLDERS:
@@ -61,6 +67,8 @@ def build(root: Path) -> dict[str, str]:
 
 
 def main() -> None:
+    import json  # here, not at import: a warm single triage needs no JSON
+
     root = Path(__file__).resolve().parent.parent
     files = build(root)
     TABLE.write_text(json.dumps({"files": files}, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")

@@ -8,11 +8,11 @@ that any number of analyses may share.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from dataclasses import field
 from pathlib import Path
 
+from triage.digest import sha256
 from triage.lazy import dataclass, lazy
 from triage.resources import cache_dir, data_dir, load_yaml, read_cached, write_cached
 
@@ -150,7 +150,7 @@ def load_tables(folder: Path | None = None) -> Tables:
     paths = [base / name if (base / name).is_file() else shipped / name for name in _FILES]
     before = _stamps(paths)
     cache = cache_dir("tables") if before else None
-    kept = cache / f"{hashlib.sha256(repr(before).encode()).hexdigest()[:32]}.pickle" if cache else None
+    kept = cache / f"{sha256(repr(before).encode()).hexdigest()[:32]}.pickle" if cache else None
     found = read_cached(kept) if kept else None
     if isinstance(found, Tables):
         return found

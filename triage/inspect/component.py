@@ -11,7 +11,6 @@ reported as unknown, never as missing.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import field
 
@@ -150,6 +149,8 @@ def _paths(items: list) -> list[str]:
 
 def read_manifest(text: str) -> dict | list | None:
     """A manifest's JSON, or None when it is not JSON."""
+    import json  # only for a manifest: a triage of logs imports no JSON
+
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):

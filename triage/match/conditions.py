@@ -11,8 +11,7 @@ from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import field
 from itertools import accumulate
-
-import regex
+from typing import TYPE_CHECKING
 
 from triage import deadline
 from triage.derive.tables import version_tuple
@@ -21,6 +20,9 @@ from triage.match.database import Condition, Prefilters, SignatureError
 from triage.model import Artifact, Case, Evidence, OffloadTargets, Where
 from triage.parsers.lines import is_prose
 from triage.scan.scanner import LineScanner
+
+if TYPE_CHECKING:
+    import regex
 
 PROSE_FACTOR = 0.5
 LINE_S = 2.0  # the most one regex may take on one line

@@ -7,25 +7,26 @@ stops a triage.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import pickle
+import re
 import sys
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import field, replace
 from pathlib import Path
-from typing import Any
-
-import regex
+from typing import TYPE_CHECKING, Any
 
 from triage import __version__
-from triage.lazy import dataclass
+from triage.digest import sha256
+from triage.lazy import dataclass, regex_build, regex_data, regex_from
 from triage.match.confidence import Weights, read_weights
 from triage.match.texts import Texts
 from triage.resources import KeptDict, cache_dir, load_yaml, read_cached, source_key, write_cached
-from triage.scan.literals import literals_for
 from triage.scan.scanner import LineScanner, build_key
+
+if TYPE_CHECKING:
+    import regex
 
 CONDITION_KINDS = ("log", "frame", "fault", "fact", "compare", "binary", "listing", "all_of", "any_of", "not")
 COMBINATORS = ("all_of", "any_of", "not")
@@ -35,7 +36,8 @@ CONDITION_INPUT = {"log": "text", "frame": "stack", "fault": "fault", "fact": "e
                    "binary": "binary", "listing": "listing"}
 _REGEX_FIELDS = {"log": None, "frame": ("symbol", "module"), "fault": ("module", "instruction"),
                  "fact": ("matches",), "listing": ("has", "lacks")}
-_FLAGS = regex.IGNORECASE
+# regex.IGNORECASE, which is re's bit: a run whose patterns all come from the cache does not import regex.
+_FLAGS = int(re.IGNORECASE)
 # A log condition's companion line: ``then`` is a regex that one of the ``within`` lines after the line ``log`` matched
 # must match (same input, in order). Only the lines after a first line's match are read for it, each once, so a
 # long log costs no more than with ``log`` alone; ``within`` is small because the two lines are one message.
@@ -88,10 +90,11 @@ class Patterns(KeptDict):
     """The condition regexes compiled so far, kept in the per-user cache from one run to the next.
 
     ``regex`` parses and compiles a pattern in Python, about a millisecond each: most of a warm single
-    triage's matching went there. A compiled ``regex`` pattern pickles with its compiled code and loads
-    back without being parsed again (some 15 microseconds), so the patterns a run compiles are added to
-    a file beside the cached database, and the next run reads them all at once. The compiled code is
-    the ``regex`` version's own, so the file is named for that version and Python's.
+    triage's matching went there. A compiled ``regex`` pattern is made from its text, flags and compiled
+    code (``regex_data``) by the engine alone, without parsing it again or importing the ``regex`` package
+    (some 15 microseconds), so the patterns a run compiles are added to a file beside the cached database,
+    and the next run reads them all at once. The compiled code is the installed ``regex``'s own, so the
+    file is named for that build and Python's.
     """
 
     def __init__(self, file: Path | None) -> None:
@@ -109,14 +112,14 @@ class Patterns(KeptDict):
         kept = self._loaded().get(source)
         if isinstance(kept, bytes):
             try:
-                found = pickle.loads(kept)
+                data = pickle.loads(kept)
             except Exception:  # noqa: BLE001 - a damaged entry: compiled again below
-                found = None
-            if getattr(found, "pattern", None) != source:
-                found = None
+                data = None
+            if isinstance(data, tuple) and data[:1] == (source,):
+                found = regex_from(data)
         if found is None:
             found = _compile(source, where)
-            self._add(source, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL))
+            self._add(source, pickle.dumps(regex_data(found), protocol=pickle.HIGHEST_PROTOCOL))
         self._ready[source] = found
         return found
 
@@ -403,7 +406,10 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
         places=places,
     )
     # Every pattern's literals (the scanners' Python way) now, from the shipped table: they are kept in the cached
-    # database, so a warm run reads them with it instead of one cache file for each of the scanners it asks.
+    # database, so a warm run reads them with it instead of one cache file for each of the scanners it asks (and
+    # imports no triage.scan.literals).
+    from triage.scan.literals import literals_for
+
     literals = [[literals_for(c.sources["log"], _FLAGS) for c in group] for group in groups]
     for scanner, sets in zip(prefilters.groups, literals):
         scanner.keep_literals(sets)
@@ -412,6 +418,8 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
 
 
 def _compile(pattern: str, where: str) -> regex.Pattern:
+    import regex  # only for a pattern not in the cache
+
     try:
         return regex.compile(pattern, _FLAGS)
     except regex.error as err:
@@ -517,7 +525,7 @@ def load(folder: Path) -> Database:
             stats = sorted((entry.name, entry.stat()) for entry in entries if entry.name.endswith(".yaml"))
     except OSError:  # no such folder: reported as before, by the parse below
         stats = []
-    stamp = hashlib.sha256(repr([(__version__, build_key(), source_key("match"), os.environ.get("TRIAGE_SCANNER"))] + [
+    stamp = sha256(repr([(__version__, build_key(), source_key("match"), os.environ.get("TRIAGE_SCANNER"))] + [
         (name, st.st_mtime_ns, st.st_size) for name, st in stats]).encode()).hexdigest()[:24]
     cache = cache_dir("signatures")
     cached = cache / f"{stamp}.pickle" if cache else None
@@ -532,7 +540,8 @@ def load(folder: Path) -> Database:
         for sig in db.signatures:
             sig._examples = str(examples)
     if cache:
-        memo = Patterns(cache / f"{stamp}-regex-{regex.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}.pickle")
+        build = sha256(regex_build().encode()).hexdigest()[:12]
+        memo = Patterns(cache / f"{stamp}-regex-{build}-py{sys.version_info[0]}.{sys.version_info[1]}.pickle")
         db.patterns = memo
         for sig in db.signatures:
             if _ANCHORS in sig.__dict__ or _REST_PACKED in sig.__dict__:

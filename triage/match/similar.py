@@ -14,13 +14,13 @@ by how rare it is in the index (a template most cases share says little). The in
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import sys
 from collections import Counter
-from dataclasses import field
+from operator import itemgetter
 from pathlib import Path
 
+from triage.digest import sha256
 from triage.lazy import dataclass, lazy
 from triage.match.templates import key_lines, template
 from triage.model import Case, Diagnosis
@@ -48,10 +48,10 @@ class Index:
     """The labelled cases and their features, as ``nearest`` compares against them."""
     cases: tuple[tuple[str, str, str, str, frozenset[str]], ...]  # name, class, conclusion, source, features
     weight: dict[str, float]
-    # Worked out at load so that a comparison visits only the cases that share a feature: each case's summed
-    # weight (in the order a sum over its features always took), and which cases carry each feature.
+    # Worked out at load: each case's summed weight (in the order a sum over its features always took). Which cases
+    # share a feature with a case is asked of each case's set (a C-level test): a table of them cost a warm single
+    # triage more to read from the cache than the tests take.
     totals: tuple[float, ...] = ()
-    holders: dict[str, tuple[int, ...]] = field(default_factory=dict)
     heaviest: float = 1.0  # the weight of a feature no case has
 
 
@@ -83,7 +83,7 @@ def _load(path: Path, stamp: tuple[int, int]) -> Index | None:
     kept = None
     if folder is not None:
         key = repr((str(path.resolve()), stamp, sys.version_info[:2], source_key("match")))
-        kept = folder / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.pickle"
+        kept = folder / f"{sha256(key.encode()).hexdigest()[:32]}.pickle"
         found = read_cached(kept)
         if isinstance(found, Index):
             return found
@@ -114,12 +114,7 @@ def index_of(cases: tuple[tuple[str, str, str, str, frozenset[str]], ...]) -> In
     counts = Counter(f for *_, feats in cases for f in feats)
     weight = {f: _FEATURE_WEIGHT.get(f[0], 1.0) * math.log(1 + len(cases) / n) for f, n in counts.items()}
     totals = tuple(sum(weight[f] for f in feats) for *_, feats in cases)
-    holders: dict[str, list[int]] = {}
-    for number, (*_, feats) in enumerate(cases):
-        for f in feats:
-            holders.setdefault(f, []).append(number)
-    return Index(cases, weight, totals, {f: tuple(numbers) for f, numbers in holders.items()},
-                 max(weight.values(), default=1.0))
+    return Index(cases, weight, totals, max(weight.values(), default=1.0))
 
 
 def load_index(folder: Path) -> Index | None:
@@ -139,8 +134,8 @@ def nearest(feats: frozenset[str], index: Index | None, shown: int = SHOWN, mini
     default = index.heaviest
     mine = sum(index.weight.get(f, default) for f in feats)
     scored = []
-    holders = index.holders
-    sharing = sorted({number for f in feats for number in holders.get(f, ())})  # the cases with a common feature
+    isolated = map(feats.isdisjoint, map(itemgetter(4), index.cases))
+    sharing = [number for number, alone in enumerate(isolated) if not alone]  # the cases with a common feature, in order
     for number in sharing:
         name, klass, conclusion, source, theirs = index.cases[number]
         common = feats & theirs

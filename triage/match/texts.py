@@ -19,7 +19,6 @@ out of range, a value of another type than the translation expects), the functio
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import sys
 from collections.abc import Callable, Iterable
@@ -27,6 +26,7 @@ from pathlib import Path
 from types import CodeType, FunctionType
 from typing import Any
 
+from triage.digest import sha256
 from triage.resources import source_key, write_bytes
 
 # The string methods a text may call (Jinja's sandbox allows any public one; the texts use a few).
@@ -261,7 +261,7 @@ class Texts:
     def _code(self, text: str) -> CodeType | None:
         path = None
         if self.folder is not None:
-            name = hashlib.sha256(f"{_build_tag()}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+            name = sha256(f"{_build_tag()}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
             path = self.folder / f"{name[:32]}.code"
             try:
                 kept = path.read_bytes()

@@ -14,13 +14,13 @@ consecutive lines stay as they were.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
 from collections.abc import Iterator
 
 from triage import deadline
+from triage.digest import sha256
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.resources import cache_dir, read_cached, write_cached
@@ -237,7 +237,7 @@ class _Pass:
     def scanner(self) -> LineScanner:
         """The scanner, from the disk cache when built before (Hyperscan takes a while)."""
         if self._scanner is None or len(self._scanner.patterns) != len(self.patterns):
-            key = hashlib.sha256(repr((self.patterns, self.exact, os.environ.get("TRIAGE_SCANNER"),
+            key = sha256(repr((self.patterns, self.exact, os.environ.get("TRIAGE_SCANNER"),
                                        build_key())).encode()).hexdigest()[:24]
             folder = cache_dir("needles")
             file = folder / f"{self.name}-{key}.pickle" if folder else None

@@ -23,9 +23,6 @@ run) when the bundle was made. It outranks the timestamps read from the logs
 
 from __future__ import annotations
 
-import datetime
-import json
-
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import MAX_LINE
@@ -47,6 +44,8 @@ MAX_MISSING = 100
 
 def _keys(lines: list[str], start: int) -> dict[str, int]:
     """Each JSON key that begins a line, at or after line index ``start`` -> the first such index."""
+    import json  # only for a manifest: a triage of logs imports no JSON
+
     found: dict[str, int] = {}
     for index in range(start, len(lines)):
         line = lines[index]
@@ -67,6 +66,8 @@ def parse(artifact: Artifact, case: Case) -> None:
     if len(text) > MAX_CHARS:
         case.warnings.append(f"{artifact.name}: a triage collect manifest over {MAX_CHARS >> 20} MiB; not read")
         return
+    import json  # only for a manifest: a triage of logs imports no JSON
+
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as err:
@@ -116,6 +117,8 @@ def _run(run: dict, artifact: Artifact, case: Case, start: int) -> None:
 
 def _date(stamp: object, artifact: Artifact, case: Case, index: int, score: int) -> None:
     """A manifest time (``2026-08-12T10:11:12Z``, as collect writes it) as the fact ``date``, when it is a real day."""
+    import datetime  # only for a manifest's time
+
     if not isinstance(stamp, str) or not (m := _UTC.fullmatch(stamp)):
         return
     try:

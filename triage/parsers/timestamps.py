@@ -25,8 +25,6 @@ outranks both.
 
 from __future__ import annotations
 
-import datetime
-
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, readable
@@ -81,6 +79,8 @@ def _first(artifact: Artifact, case: Case, indexes: list[int]) -> tuple[Where, s
 
 def read_day(text: str) -> str | None:
     """The ISO day of the first real timestamp (a year, a month, a day and a time) in ``text``."""
+    import datetime  # only for a line that holds a timestamp
+
     for m in sorted((m for pattern in (_ISO, _GO, _CTIME) for m in pattern.finditer(text)), key=lambda m: m.start()):
         month = _MONTHS.index(m["mon"]) + 1 if "mon" in m.groupdict() else int(m["m"])
         try:

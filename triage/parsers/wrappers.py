@@ -29,8 +29,6 @@ forms themselves. The timestamps parser reads the original text (the prefix ofte
 
 from __future__ import annotations
 
-import html
-import json
 import re
 from collections import Counter
 
@@ -161,6 +159,8 @@ def _json_lines(lines: list[str]) -> list[str] | None:
 
 def _json_message(line: str) -> str | None:
     """The message field of one JSON log line, on one line (None when the line is no such object)."""
+    import json  # only for a line that reads as JSON
+
     try:
         record = json.loads(line)
     except ValueError:
@@ -177,6 +177,8 @@ def _unescaped(lines: list[str]) -> list[str] | None:
     breaks = sum(1 for line in lines[:2000] if ">" in line and _LINE_BREAK_TAG.search(line))
     if entities < _ENTITIES_MIN and breaks < max(_NUMBERED_MIN_LINES, len(lines[:2000]) // 2):
         return None
+    import html  # only for a text that came from HTML: its table of entities is some 1% of a warm single triage
+
     return [html.unescape(_LINE_BREAK_TAG.sub("", line)).replace("\r", " ").replace("\n", " ") for line in lines]
 
 

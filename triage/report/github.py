@@ -20,8 +20,6 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-import regex
-
 from triage.lazy import lazy, lazy_regex
 
 LIMIT = 65_536
@@ -36,7 +34,8 @@ Renderer = Callable[[dict, dict], str]
 
 # Control characters but tab and newline, format characters (bidi embeddings, overrides and isolates, marks,
 # zero-width characters, BOM, soft hyphen, tags) and line/paragraph separators.
-_HIDDEN = lazy_regex(r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}--[\t\n]]", regex.V1)
+# Version 1 (set operations) by the inline flag: the module need not import regex to name regex.V1.
+_HIDDEN = lazy_regex(r"(?V1)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}--[\t\n]]")
 _BACKTICKS = lazy(r"`+")
 _TILDES = lazy(r"~+")
 # escaped with a backslash, or as an entity (& < >); an underscore inside a word (file_name) cannot emphasise

@@ -27,7 +27,6 @@ pattern itself wherever the scan alone cannot vouch for them.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
 import threading
@@ -35,13 +34,14 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from itertools import accumulate, compress, count, repeat
 from operator import add, not_
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import regex
-
+from triage.digest import sha256
 from triage.lazy import compile_re, lazy
 from triage.resources import cache_dir, read_cached, source_key, write_cached
-from triage.scan.literals import Literal, literals_for
+
+if TYPE_CHECKING:
+    from triage.scan.literals import Literal
 
 try:  # optional: pip install 'hip-triage[fast]'
     import hyperscan
@@ -251,7 +251,7 @@ class LineScanner:
     def _key(self) -> str:
         """The digest naming what this scanner keeps in the cache (made once: the patterns do not change)."""
         if self._digest is None:
-            self._digest = hashlib.sha256(
+            self._digest = sha256(
                 repr((self.patterns, self.flags, self.module, self.exact, build_key())).encode()).hexdigest()[:32]
         return self._digest
 
@@ -280,9 +280,15 @@ class LineScanner:
         if self._literal_sets is None:
             with self._lock:
                 if self._literal_sets is None:
-                    self._literal_sets = self._cached(
-                        "literals", lambda: [literals_for(p, self.flags) for p in self.patterns], list)
+                    self._literal_sets = self._cached("literals", self._work_literals_out, list)
         return self._literal_sets
+
+    def _work_literals_out(self) -> list[set[Literal] | None]:
+        """Each pattern's literals, worked out (triage.scan.literals is imported only then: it brings hashlib, and a
+        warm run reads the literals kept)."""
+        from triage.scan.literals import literals_for
+
+        return [literals_for(p, self.flags) for p in self.patterns]
 
     def _compiled_hyperscan(self, build: bool) -> _Compiled | None:
         """The Hyperscan side, loaded for scanning: from memory, from the cache, or (``build``) compiled now;
@@ -366,20 +372,31 @@ class LineScanner:
                 return self._compile(self.patterns[index])
             if self.module == "re":
                 return compile_re(self.patterns[index], self.flags)
+        except (re.error, ValueError, RecursionError, OverflowError):
+            return None
+        import regex  # the owner's memo, where there is one, makes regex patterns without importing regex
+
+        try:
             return regex.compile(self.patterns[index], self.flags)
-        except (re.error, regex.error, ValueError, RecursionError, OverflowError):
+        except (regex.error, ValueError, RecursionError, OverflowError):
             return None
 
     def __getstate__(self) -> dict:
-        # What was built goes with it (a pickle made before the first scan is small).
-        return {k: v for k, v in self.__dict__.items() if k in ("patterns", "flags", "module", "exact", "engine",
-                                                                "_literal_sets", "_hs_built")}
+        # What was built goes with it (a pickle made before the first scan is small), and the digest naming its cache
+        # entries with the build it was made for: the anchors' patterns' text is some 100 KB to hash on every run.
+        state = {k: v for k, v in self.__dict__.items() if k in ("patterns", "flags", "module", "exact", "engine",
+                                                                 "_literal_sets", "_hs_built")}
+        state["_keyed"] = (build_key(), self._key())
+        return state
 
     def __setstate__(self, state: dict) -> None:
+        keyed = state.pop("_keyed", None)
         self.__dict__.update(state)
         if self.engine == "hyperscan" and hyperscan is None:  # pickled where Hyperscan was installed, read where it is not
             self.__dict__.update(_hs_built=None, engine="python")
         self._build()
+        if isinstance(keyed, tuple) and len(keyed) == 2 and keyed[0] == build_key() and state.get("engine") == self.engine:
+            self._digest = keyed[1]
         if self.__dict__.get("_hs_built") is not None:
             self._load(self._hs_built)
 

@@ -11,7 +11,6 @@ Only function symbols (``STT_FUNC``, ``STT_GNU_IFUNC``) are indexed: frames are 
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import struct
@@ -21,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
+from triage.digest import sha256
 from triage.elf import ElfError, open_elf, program_headers, section_headers
 from triage.elf import build_id as read_notes_build_id
 from triage.lazy import dataclass
@@ -228,6 +228,6 @@ def _key(source: Path | bytes, build_id: str | None, size: int) -> str:
     if build_id:
         return f"{build_id}-{size:x}"
     if isinstance(source, (bytes, bytearray)):
-        return "sha-" + hashlib.sha256(source).hexdigest()[:32]
+        return "sha-" + sha256(source).hexdigest()[:32]
     stat = os.stat(source)
-    return "path-" + hashlib.sha256(f"{os.path.realpath(source)}|{size}|{stat.st_mtime_ns}".encode()).hexdigest()[:32]
+    return "path-" + sha256(f"{os.path.realpath(source)}|{size}|{stat.st_mtime_ns}".encode()).hexdigest()[:32]
