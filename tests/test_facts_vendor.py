@@ -80,3 +80,14 @@ def test_datacenter_gpu_named_without_nvidia() -> None:
 def test_hiprtc_status_votes_amd_and_llama_cuda_wording_does_not_vote() -> None:
     assert ("amd", 3) in _votes("hiprtc error: HIPRTC_ERROR_COMPILATION\n")
     assert _votes("CUDA error: invalid device function\n") == []
+
+
+def test_a_processors_integrated_radeon_is_a_weak_vote() -> None:
+    # a laptop's Ryzen with a Radeon iGPU beside the NVIDIA card the program ran on: the processor's name is no GPU
+    cpu = "system_info: n_threads = 8 / 16 | CPU : AMD Ryzen 7 7840HS w/ Radeon 780M Graphics\n"
+    assert _votes(cpu) == [("amd", 1)]
+    assert _vendor(cpu + "  Device 0: NVIDIA GeForce RTX 4060 Laptop GPU, compute capability 8.9, VMM: yes\n") == "nvidia"
+    assert _votes("CPU: AMD Ryzen 5 5600G with Radeon Graphics\n") == [("amd", 1)]
+    # the same line with a strong AMD word of its own still votes strong, and a card's name is a GPU's
+    assert _votes("Ryzen 9 7940HS w/ Radeon 780M Graphics, gfx1103\n") == [("amd", 3)]
+    assert _votes("GPU: AMD Radeon RX 7900 XTX\n") == [("amd", 3)]

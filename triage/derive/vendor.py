@@ -25,6 +25,7 @@ chipStar's logger (``CHIP error [TID ...] : hipErrorTbd``): beside strong Intel 
 
 from __future__ import annotations
 
+import functools
 import re
 
 from triage.lazy import lazy
@@ -70,19 +71,22 @@ _NEEDLES = (
     r"Intel|\[Arc |\bi915\b|xe 0000:|in use: xe\b|UR_RESULT_|PI_ERROR_|\bSYCL\b|ONEAPI_DEVICE_SELECTOR|Iris",
     r"CHIP (?:error|warning|critical|info|debug|trace) \[TID",
 )
-_scanner: LineScanner | None = None
+
+
+@functools.cache
+def _intel_scanner() -> LineScanner:
+    """The needles' scanner, built once a process on first use and read-only after."""
+    return LineScanner(_NEEDLES, 0, None, "re")
 
 
 def _intel_lines(case: Case) -> list[tuple[Where, str]]:
     """The machine lines of the case that may hold Intel evidence (one scan of each input for the needles)."""
-    global _scanner
-    if _scanner is None:
-        _scanner = LineScanner(_NEEDLES, 0, None, "re")
+    scanner = _intel_scanner()
     out = []
     for artifact in case.artifacts:
         if not artifact.lines:
             continue
-        found = sorted(set().union(*_scanner.scan(artifact.lines, artifact.text or None)))
+        found = sorted(set().union(*scanner.scan(artifact.lines, artifact.text or None)))
         for index in found:
             text = artifact.lines[index]
             where = Where(artifact.name, index + 1)

@@ -79,6 +79,10 @@ CUPY_NVRTC = lazy(r"\bcupy(?:_backends)?(?:\.\w+)*\.nvrtc\b(?:\.\w+)*|\bNVRTCErr
                   r"|^\s*NVRTC Version\s*:")
 # A probe that found no AMD driver (ollama asks on every machine: "amdgpu driver not detected /sys/module/amdgpu")
 # is no sign of an AMD GPU.
+# A processor that carries a Radeon ("AMD Ryzen 7 7840HS w/ Radeon 780M Graphics", "Ryzen 5 5600G with Radeon
+# Graphics") says the machine has an AMD iGPU, not that the failing program used it: laptops pair such a processor
+# with an NVIDIA card. The line is a weak AMD vote unless something else on it is strong.
+_APU_PROCESSOR = lazy(r"\b(?:Ryzen|Athlon)\b[^\n]*?\b(?:w/|with)\s+(?:AMD\s+)?Radeon\b[^\n]*?(?:Graphics|\d{3}M)\b")
 _AMD_ABSENT = lazy(r"\bamdgpu (?:driver |kernel module )?(?:is )?not (?:detected|found|loaded|present)\b", re.IGNORECASE)
 _NEEDLES = Needles(_AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG, _ZLUDA)
 _PLATFORMS = Needles(_PLATFORM)
@@ -161,6 +165,9 @@ def _votes(artifact: Artifact, case: Case) -> None:
                else WEAK if index in weak and _AMD_WEAK.search(text) else 0)
         if amd and not zluda and _AMD_ABSENT.search(text):
             amd = 0
+        if amd == STRONG and not zluda and (m := _APU_PROCESSOR.search(text)) \
+                and not _AMD_STRONG.search(text[:m.start()] + " " + text[m.end():]):
+            amd = WEAK
         nvidia = STRONG if index in nvidias and _NVIDIA_STRONG.search(text) and not zluda else 0
         if nvidia and _MISSING.search(text) and not NVIDIA_DEVICE.search(text):
             nvidia = 0
