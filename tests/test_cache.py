@@ -60,7 +60,7 @@ def test_compiled_condition_regexes_are_kept_and_read_back(tmp_path, monkeypatch
         assert isinstance(packed, bytes)  # each pattern a pickle of its own, loaded when a condition asks for it
         data = pickle.loads(packed)
         assert isinstance(data, tuple)  # plain data: loading it imports no regex package
-        pattern = regex_from(data)
+        pattern = regex_from(data, source)
         fresh = regex.compile(source, regex.IGNORECASE)
         assert (pattern.pattern, pattern.flags, pattern.groupindex) == (fresh.pattern, fresh.flags, fresh.groupindex)
         assert pattern._pickled_data == fresh._pickled_data  # the same compiled code

@@ -134,8 +134,7 @@ class CompiledRe(KeptDict):
         millisecond), and its compiled code loads back without being parsed again (``regex_from``), without
         importing the ``regex`` package. Keyed by the installed ``regex`` build as well, whose code it is."""
         key = ("regex", regex_build(), pattern, int(flags))
-        data = self._loaded().get(key)
-        found = regex_from(data) if isinstance(data, tuple) and data[:1] == (pattern,) else None
+        found = regex_from(self._loaded().get(key), pattern)
         if found is None:
             import regex
 
@@ -185,18 +184,28 @@ def compile_regex(pattern: str, flags: int = 0) -> Any:
 
 
 @functools.cache
+def _engine_spec() -> importlib.machinery.ModuleSpec | None:
+    """Where ``regex``'s compiled engine (``regex._regex``) is installed, found without running the ``regex`` package
+    (a top-level package's spec is found, not run); None without one."""
+    try:
+        spec = importlib.util.find_spec("regex")
+        return importlib.machinery.PathFinder.find_spec("regex._regex", list(spec.submodule_search_locations or ())) \
+            if spec else None
+    except (ImportError, ValueError, OSError, AttributeError):
+        return None
+
+
+@functools.cache
 def regex_build() -> str:
     """Which ``regex`` compiled a kept pattern (its engine's installed file, found without importing the package,
     which costs a tenth of a warm single triage): a pattern's code is that engine's own, and code kept by another
     build is not read back."""
+    engine = _engine_spec()
     try:
-        spec = importlib.util.find_spec("regex")  # a top-level package: found, not run
-        found = importlib.machinery.PathFinder.find_spec("regex._regex", list(spec.submodule_search_locations or ()))
-        origin = Path(found.origin) if found and found.origin else None
-        stat = origin.stat() if origin else None
-    except (ImportError, ValueError, OSError, AttributeError):
+        stat = Path(engine.origin).stat() if engine and engine.origin else None
+    except OSError:
         return "none"
-    return f"{origin}:{stat.st_mtime_ns}:{stat.st_size}" if stat else "none"
+    return f"{engine.origin}:{stat.st_mtime_ns}:{stat.st_size}" if stat else "none"
 
 
 def regex_engine() -> ModuleType:
@@ -210,9 +219,7 @@ def regex_engine() -> ModuleType:
     try:
         found = sys.modules.get("regex._regex")
         if found is None:
-            spec = importlib.util.find_spec("regex")
-            engine = importlib.machinery.PathFinder.find_spec("regex._regex",
-                                                              list(spec.submodule_search_locations or ()) if spec else [])
+            engine = _engine_spec()
             if engine is None or not isinstance(engine.loader, importlib.machinery.ExtensionFileLoader):
                 import regex._regex as found  # not an extension file: the package's own import finds it
             else:
@@ -229,8 +236,11 @@ def regex_data(pattern: Any) -> tuple:
     return tuple(pattern._pickled_data)
 
 
-def regex_from(data: tuple) -> Any:
-    """The compiled ``regex`` pattern ``regex_data`` gave (None when the engine refuses it: compiled again)."""
+def regex_from(data: Any, pattern: str) -> Any:
+    """The compiled ``regex`` pattern ``regex_data`` gave for ``pattern`` (None when ``data`` is not that, as a damaged
+    or foreign cache entry, or the engine refuses it: compiled again)."""
+    if not (isinstance(data, tuple) and data[:1] == (pattern,)):
+        return None
     try:
         return regex_engine().compile(*data)
     except Exception:  # noqa: BLE001 - data of another engine or a damaged entry

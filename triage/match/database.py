@@ -115,8 +115,7 @@ class Patterns(KeptDict):
                 data = pickle.loads(kept)
             except Exception:  # noqa: BLE001 - a damaged entry: compiled again below
                 data = None
-            if isinstance(data, tuple) and data[:1] == (source,):
-                found = regex_from(data)
+            found = regex_from(data, source)
         if found is None:
             found = _compile(source, where)
             self._add(source, pickle.dumps(regex_data(found), protocol=pickle.HIGHEST_PROTOCOL))
