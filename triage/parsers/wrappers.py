@@ -205,6 +205,8 @@ def unwrap(artifact: Artifact) -> tuple[Artifact, int | None]:
         journal = next((i for i, (_, j) in enumerate(cuts) if j), None)
         if any(n for n, _ in cuts):
             lines = [line[n:] for line, (n, _) in zip(lines, cuts)]
+            if cut := _tasks(lines):  # a task label under a collector's prefix (a CI log's clock, then CTest's "12: ")
+                lines = [line[n:] for line, n in zip(lines, cut)]
     if lines is artifact.lines:
         return artifact, journal
     text = "\n".join(lines) + ("\n" if artifact.text.endswith("\n") else "")
