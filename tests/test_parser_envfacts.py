@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.conftest import artifact
+from triage.derive import derive
+from triage.derive.tables import load_tables
 from triage.parsers import parse
 
 
@@ -159,3 +163,14 @@ def test_a_required_arch_is_not_the_machines() -> None:
         facts = parse([artifact(text)]).flat_facts()
         assert facts["gfx_arch"] == arch
         assert facts["gfx_archs"] == [arch]
+
+
+def test_a_product_name_far_into_a_long_line_is_kept_whole() -> None:
+    """TensorFlow names the GPU at the end of its long "Created TensorFlow device" line (here an RX 580, Polaris:
+    ROCm/legacy-rocm-build#1574): the product must reach the tables whole, which make it gfx803."""
+    name = "Z-18-tf22-ellesmere-rx580-training-memory-access-fault.txt"
+    text = (Path(__file__).parent / "fixtures" / "failure-wordings" / name).read_text(encoding="utf-8")
+    case = parse([artifact(text, name)])
+    assert any("Radeon RX 470/480/570/570X/580/580X/590]" in f.value for f in case.facts["gpu_product"])
+    derive(case, load_tables())
+    assert case.value("gfx_arch_real") == "gfx803"

@@ -138,3 +138,44 @@ def test_a_module_path_with_spaces_in_parentheses_is_read_whole() -> None:
     linux = parse([artifact("#0  0x00007f3a1c2b3eb4 (/opt/my apps/lib/libamdhip64.so.6+0x18eb4)\n", "bt.txt")])
     assert [(f.module, f.offset) for s in linux.stacks for f in s.frames] == [("/opt/my apps/lib/libamdhip64.so.6",
                                                                              0x18EB4)]
+
+
+WORDINGS = Path(__file__).parent / "fixtures" / "failure-wordings"
+
+
+def test_the_stop_line_after_gdbs_thread_switch_is_where_the_fault_is() -> None:
+    """gdb prints "[Switching to thread 66 ...]" between the signal line and the stop line; the stop line is still
+    frame 0 of the crash (a PyTorch run stopped in the HSA runtime's event thread, ROCm/rocm-systems via
+    pytorch/pytorch#180341, whose "thread apply all bt" lists other threads first)."""
+    name = "Y-15-pytorch-rocgdb-asynceventsloop-libhsa-runtime.txt"
+    case = parse([artifact((WORDINGS / name).read_text(encoding="utf-8"), name)])
+    assert _base(case.fault.module) == "libhsa-runtime64.so"
+    assert case.fault.symbol == "rocr::core::Runtime::AsyncEventsLoop(void*)"
+    assert _base(_crashing(case)[0].module) == "libhsa-runtime64.so"
+
+
+def test_the_thread_the_stop_line_names_is_the_crashing_stack_of_thread_apply_all_bt() -> None:
+    """In "thread apply all bt" the stopped thread's stack is one of many, seldom the first: the stop line's thread
+    number says which (the lines keep gdb's forms as the Y-15 fixture has them)."""
+    text = "\n".join([
+        'Thread 3 "worker" received signal SIGSEGV, Segmentation fault.',
+        "[Switching to thread 3 (Thread 0x7ffdad9ff640 (LWP 3700660))]",
+        "0x00007ffff6a1b3c4 in ?? () from /opt/rocm/lib/libamdhip64.so.6",
+        "(gdb) thread apply all bt",
+        "",
+        'Thread 4 (Thread 0x7fbd68ffc640 (LWP 3700672) "worker"):',
+        "#0  0x00007ffff7ce7117 in ?? () from /lib/x86_64-linux-gnu/libc.so.6",
+        "#1  0x00007ffff7cf1f7e in ?? () from /lib/x86_64-linux-gnu/libc.so.6",
+        "",
+        'Thread 3 (Thread 0x7ffdad9ff640 (LWP 3700660) "worker"):',
+        "#0  0x00007ffff6a1b3c4 in ?? () from /opt/rocm/lib/libamdhip64.so.6",
+        "#1  0x00007ffff6a0c1d0 in hipMemcpy () from /opt/rocm/lib/libamdhip64.so.6",
+        "#2  0x0000555555555189 in main ()",
+        "",
+        'Thread 1 (Thread 0x7ffff7c3e740 (LWP 3700600) "worker"):',
+        "#0  0x00007ffff7ce7117 in ?? () from /lib/x86_64-linux-gnu/libc.so.6",
+    ])
+    case = parse([artifact(text, "gdb.txt")])
+    frames = _crashing(case)
+    assert [f.symbol for f in frames][1:] == ["hipMemcpy", "main"]
+    assert _base(case.fault.module) == "libamdhip64.so.6"

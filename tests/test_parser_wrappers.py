@@ -165,3 +165,14 @@ def test_an_html_no_break_space_is_made_plain_too() -> None:
             "hipErrorNoBinaryForGpu:&nbsp;Unable to find code object for all current devices!<br />\n")
     assert unwrap(_artifact(text))[0].lines == [
         "<frozen runpy>:128: RuntimeWarning", "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"]
+
+
+def test_a_task_label_under_a_ci_clock_is_cut_too(tmp_path: Path) -> None:
+    """A CTest run in a GitHub Actions log: the runner's clock, then CTest's test number, before every line. The real
+    lines of a MIOpen test that aborted in comgr (ROCm/rocm-libraries#3732) read the same under both prefixes."""
+    bare = Path(__file__).parent / "fixtures" / "failure-wordings" / "Y-11-miopen-gtest-windows-comgr-abort-80000003.txt"
+    wrapped = tmp_path / "ci.log"
+    wrapped.write_text("".join(f"2026-06-18T11:46:02.6593437Z 12: {line}\n" for line in bare.read_text().splitlines()))
+    expected, got = triage([str(bare)]), triage([str(wrapped)])
+    assert got.case.fault is not None and got.case.fault.module == expected.case.fault.module == "amd_comgr0702.dll"
+    assert [d.id for d in got.diagnoses][:1] == [d.id for d in expected.diagnoses][:1] == ["rocm-library-crash-fallback"]

@@ -131,6 +131,24 @@ def test_hyperscan_hands_on_only_the_matching_lines_of_exact_patterns() -> None:
 
 
 @needs_hyperscan
+def test_a_repeated_pattern_is_compiled_once_and_gets_the_same_lines() -> None:
+    """Signatures share regexes (the AMD-evidence ones): a scanner compiles each text once and hands every copy its lines,
+    on ASCII and non-ASCII lines alike, as if it had been compiled apart."""
+    patterns = [r"\bhip[A-Z]\w+|\bROCm\b", r"segfault at [0-9a-f]+ ip", r"\bhip[A-Z]\w+|\bROCm\b", r"\bgfx\d{3,4}\b",
+                r"segfault at [0-9a-f]+ ip"]
+    scanner = LineScanner(patterns, regex.IGNORECASE, "hyperscan")
+    scanner.prepare()
+    assert scanner._hs_built.copies == {2: 0, 4: 1}
+    assert scanner.by_hyperscan == list(range(len(patterns)))
+    candidates = scanner.scan(LINES)
+    alone = [LineScanner([pattern], regex.IGNORECASE, "hyperscan") for pattern in patterns]
+    for one in alone:
+        one.prepare()
+    assert candidates[2] == candidates[0] and candidates[4] == candidates[1] and candidates[0]
+    assert candidates == [one.scan(LINES)[0] for one in alone]
+
+
+@needs_hyperscan
 def test_every_shipped_pattern_is_read_by_hyperscan_and_the_trace_reaches_no_anchor() -> None:
     """A shipped signature stays on the fast path; the API trace of a long run (hipMalloc, hipMemcpy...) holds
     support evidence at most, which is scanned only when a signature's anchors held."""

@@ -240,6 +240,7 @@ def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     pattern = cond.pattern("log")
     followers = _Followers(cond, case, lines) if "then" in cond.sources else None
     found: list[tuple[float, Where, regex.Match, tuple[Where, str, regex.Match] | None]] = []
+    settled = 0  # lines found with the best key a line can have (full weight, a line a parser claimed)
     for where, text in lines.of(cond.scan):
         m = _search(pattern, text, cond, case, where)
         if not m:
@@ -251,6 +252,10 @@ def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
                 continue
             weight = min(weight, lines.weight(then[0], then[1], then[2].span()))
         found.append((weight, where, m, then))
+        if weight >= 1.0 and case.kind_of(where) is not None:
+            settled += 1
+            if settled == MAX_EVIDENCE:  # no later line can sort before these (the sort is stable): the rest is not read
+                break
     if not found:
         return None
     found.sort(key=lambda f: (-f[0], case.kind_of(f[1]) is None))

@@ -49,6 +49,39 @@ class SignatureError(ValueError):
     pass
 
 
+SHARED = "_conditions.yaml"  # conditions several signatures use by name (``use:``), each with its own strength
+
+
+def read_shared(folder: Path) -> dict[str, dict]:
+    """The folder's shared conditions, name -> the condition as written (none when the file is absent)."""
+    import yaml  # only when the database is not in the cache
+
+    path = folder / SHARED
+    if not path.is_file():
+        return {}
+    try:
+        data = load_yaml(path, keep=False) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise SignatureError(f"{SHARED}: cannot be read: {err}") from err
+    shared = data.get("conditions") if isinstance(data, dict) else None
+    if not isinstance(shared, dict) or not all(isinstance(v, dict) for v in shared.values()):
+        raise SignatureError(f"{SHARED}: 'conditions' must map each name to a condition")
+    return {str(name): body for name, body in shared.items()}
+
+
+def _used(raw: dict, sig_id: str, shared: dict[str, dict]) -> dict:
+    """A condition that names a shared one (``use: NAME``) as the condition it stands for: the shared body with
+    the signature's own strength, and its own id, description, ``against`` and ``weak`` where it gives them."""
+    name = str(raw["use"])
+    if name not in shared:
+        raise SignatureError(f"{sig_id}: condition uses {name!r}, which {SHARED} does not define")
+    if own := [k for k in CONDITION_KINDS if k in raw]:
+        raise SignatureError(f"{sig_id}: condition {raw.get('id', name)} uses {name!r} and has its own {own[0]}: one or the other")
+    if kinds := [k for k in ("strength", "against", "weak", "use") if k in shared[name]]:
+        raise SignatureError(f"{SHARED}: {name} has {kinds[0]}, which each signature gives where it uses it")
+    return {**shared[name], "id": name, **{k: v for k, v in raw.items() if k != "use"}}
+
+
 @dataclass
 class Condition:
     """One condition of a signature (a log pattern, a fact test, or a group of conditions)."""
@@ -425,10 +458,15 @@ def _compile(pattern: str, where: str) -> regex.Pattern:
         raise SignatureError(f"condition {where}: bad regex {pattern!r}: {err}") from err
 
 
-def _condition(raw: dict, sig_id: str, nested: bool = False) -> Condition:
-    """One condition; ``nested``: a part of all_of / any_of / not, which has no id or strength of its own."""
+def _condition(raw: dict, sig_id: str, nested: bool = False, shared: dict[str, dict] | None = None) -> Condition:
+    """One condition; ``nested``: a part of all_of / any_of / not, which has no id or strength of its own;
+    ``shared``: the conditions a signature may use by name."""
     if not isinstance(raw, dict):
         raise SignatureError(f"{sig_id}: a condition is a mapping, not {raw!r}")
+    if "use" in raw:
+        if nested:
+            raise SignatureError(f"{sig_id}: a part of all_of / any_of / not cannot use a shared condition")
+        raw = _used(raw, sig_id, shared or {})
     kinds = [k for k in CONDITION_KINDS if k in raw]
     if len(kinds) != 1:
         raise SignatureError(f"{sig_id}: condition {raw.get('id', '?')} needs exactly one of {', '.join(CONDITION_KINDS)}")
@@ -481,7 +519,8 @@ def _then(raw: dict, cond: Condition, sig_id: str) -> None:
     cond.within = within
 
 
-def load_signature(path: Path) -> Signature:
+def load_signature(path: Path, shared: dict[str, dict] | None = None) -> Signature:
+    """One signature file; ``shared``: its folder's shared conditions (read from the folder when not given)."""
     import yaml  # only when the database is not in the cache
 
     try:
@@ -494,6 +533,8 @@ def load_signature(path: Path) -> Signature:
     if missing:
         raise SignatureError(f"{path.name}: missing {', '.join(missing)}")
     sig_id = str(data["id"])
+    if shared is None and any(isinstance(c, dict) and "use" in c for c in data["conditions"] or ()):
+        shared = read_shared(path.parent)
     return Signature(
         id=sig_id,
         title=str(data["title"]),
@@ -501,7 +542,7 @@ def load_signature(path: Path) -> Signature:
         status=str(data.get("status", "experimental")),
         version=int(data.get("version", 1)),
         priority=int(data.get("priority", 50)),
-        conditions=[_condition(c, sig_id) for c in data["conditions"]],
+        conditions=[_condition(c, sig_id, shared=shared) for c in data["conditions"]],
         root_cause=str(data["root_cause"]),
         workarounds=list(data.get("workarounds") or []),
         fix=str(data.get("fix", "")),
@@ -570,11 +611,16 @@ def _load(folder: Path) -> Database:
     problems: list[str] = []
     signatures: list[Signature] = []
     seen: set[str] = set()
+    try:
+        shared = read_shared(folder)
+    except SignatureError as err:
+        problems.append(str(err))
+        shared = {}
     for path in sorted(folder.glob("*.yaml")):
         if path.name.startswith("_"):
             continue
         try:
-            sig = load_signature(path)
+            sig = load_signature(path, shared)
         except SignatureError as err:
             problems.append(f"signature skipped: {err}")
             continue

@@ -12,7 +12,7 @@ from pathlib import Path
 import regex
 import yaml
 
-from triage.match.database import Database, SignatureError
+from triage.match.database import SHARED, Database, SignatureError, read_shared
 from triage.match.examples import ExampleError, example_text
 from triage.model import Artifact
 from triage.pipeline import analyze
@@ -205,5 +205,31 @@ def check_texts(folder: Path) -> list[str]:
     return problems
 
 
+def check_shared(folder: Path) -> list[str]:
+    """Each shared condition is a condition by the schema (given the id and strength a use gives it) and some
+    signature uses it: a definition no signature names is dead data."""
+    import jsonschema  # only for lint: it costs start-up time
+
+    try:
+        shared = read_shared(folder)
+    except SignatureError as err:
+        return [str(err)]
+    schema = json.loads((folder / "schema.json").read_text(encoding="utf-8"))
+    condition = jsonschema.Draft202012Validator({**schema["$defs"]["condition"], "$defs": schema["$defs"]})
+    problems = []
+    for name, body in shared.items():
+        for error in condition.iter_errors({"id": name, "strength": 0.5, **body}):
+            where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+            problems.append(f"{SHARED}: {name}: {where}: {error.message}")
+    used: set[str] = set()
+    for path in sorted(folder.glob("*.yaml")):
+        data = load_yaml(path) if not path.name.startswith("_") else None
+        if isinstance(data, dict) and isinstance(data.get("conditions"), list):
+            used.update(str(c["use"]) for c in data["conditions"] if isinstance(c, dict) and "use" in c)
+    problems += [f"{SHARED}: {name}: no signature uses it" for name in shared if name not in used]
+    return problems
+
+
 def lint(db: Database, folder: Path) -> list[str]:
-    return [*db.problems, *check_schema(folder), *check_texts(folder), *check_backtracking(db), *check_ties(db, folder)]
+    return [*db.problems, *check_schema(folder), *check_shared(folder), *check_texts(folder), *check_backtracking(db),
+            *check_ties(db, folder)]

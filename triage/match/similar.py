@@ -132,14 +132,14 @@ def nearest(feats: frozenset[str], index: Index | None, shown: int = SHOWN, mini
     if index is None or not feats:
         return []
     default = index.heaviest
-    mine = sum(index.weight.get(f, default) for f in feats)
+    weight_of = {f: index.weight.get(f, default) for f in feats}  # looked up once, then summed by C-level maps
+    mine = sum(weight_of.values())
     scored = []
     isolated = map(feats.isdisjoint, map(itemgetter(4), index.cases))
     sharing = [number for number, alone in enumerate(isolated) if not alone]  # the cases with a common feature, in order
     for number in sharing:
         name, klass, conclusion, source, theirs = index.cases[number]
-        common = feats & theirs
-        shared = sum(index.weight.get(f, default) for f in common)
+        shared = sum(map(weight_of.__getitem__, feats & theirs))
         score = shared / (mine + index.totals[number] - shared)
         if score >= minimum:
             scored.append(Similar(name, klass, conclusion, source, round(score, 2)))

@@ -78,10 +78,15 @@ _REGISTER = lazy(
 _CONTINUATION = lazy(r"^\s{2,}(?:from\s+\S+|at\s+\S+:\d+|[\w<>@.]+=\S.*|<optimized out>.*)$")
 # gdb's stop line after "... received signal SIGSEGV": where the program stopped, like frame #0 without the number.
 _STOP = lazy(r"^(?P<rest>0x[0-9a-fA-F]+ in \S.*|[A-Za-z_][\w:~<>]* \(.*)$")
+# Which thread gdb stopped in: its number on the stop line ('Thread 66 "python" received signal SIGSEGV'), and the
+# "[Switching to thread 66 (...)]" that gdb may print between that line and where the thread stopped. A later
+# "thread apply all bt" lists that thread's stack among the others, seldom first.
+_GDB_STOP_THREAD = lazy(r'^\s*Thread (?P<t>\d+) "[^"\n]*" received signal SIG')
+_SWITCHING = lazy(r"^\s*\[Switching to thread \d+\b")
 _CURRENT_INSN = lazy(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
 # A line none of the patterns above matches says nothing here.
 _NEEDLES = Needles(_FRAME, _THREAD, _SIGNAL, _SI_CODE, _GDB_SIGNAL, _FOLLY_SIGNAL, _SHELL_SIGNAL, _EXECUTABLE, _REGISTER, _CURRENT_INSN,
-                   _CONTINUATION, _STOP)
+                   _CONTINUATION, _STOP, _SWITCHING)
 
 MAX_FRAMES = 20_000  # in one analysis: a few hundred threads' stacks; a dump of frames past it costs memory, not insight
 
@@ -187,6 +192,9 @@ def _records(artifact: Artifact) -> list[tuple[int, str]]:
             continue
         if _GDB_SIGNAL.search(text):
             signal_at = index
+        elif index == signal_at + 1 and _SWITCHING.match(text):
+            signal_at = index  # the stop line follows it
+            continue
         elif index == signal_at + 1 and (m := _STOP.match(text)):
             text = f"#0  {m['rest']}"  # read as frame #0; dropped in _close when gdb's bt repeats it
         out.append((index, text))
@@ -199,14 +207,17 @@ def parse(artifact: Artifact, case: Case) -> None:
     current: list[Frame] = []
     start = thread = None
     handler: int | None = None  # in the open stack, how many frames a signal handler's are
+    signalled: str | None = None  # the gdb thread number the stop line named
+    stopped = False  # whether the open stack is that thread's
     last = -10
     room = MAX_FRAMES - sum(len(s.frames) for s in case.stacks)
     for index, text in _records(artifact):
         number = index + 1
         where = Where(artifact.name, number)
         if m := _THREAD.search(text):
-            _close(case, current, start, thread, handler)
+            _close(case, current, start, thread, handler, stopped)
             current, start, thread, handler = [], None, m["t"] or m["g"], None
+            stopped = m["g"] is not None and m["g"] == signalled
             case.claim(where, "stack-header")
             continue
         m = _FRAME.match(text)
@@ -219,8 +230,8 @@ def parse(artifact: Artifact, case: Case) -> None:
             room -= 1
             index = int(m["i"])
             if current and (index <= current[-1].index or number - last > 3):
-                _close(case, current, start, thread, handler)
-                current, thread, handler = [], None, None
+                _close(case, current, start, thread, handler, stopped)
+                current, thread, handler, stopped = [], None, None, False
             if fields.get("handler"):
                 handler = len(current)
             else:
@@ -232,8 +243,10 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.claim(where, "frame", "stack")
             last = number
             continue
+        if m := _GDB_STOP_THREAD.match(text):
+            signalled = m["t"]
         _signal_lines(text, where, case)
-    _close(case, current, start, thread, handler)
+    _close(case, current, start, thread, handler, stopped)
 
 
 def _fields(m: re.Match[str] | None) -> dict | None:
@@ -250,9 +263,10 @@ def _fields(m: re.Match[str] | None) -> dict | None:
     return fields
 
 
-def _close(case: Case, frames: list[Frame], start: Where | None, thread: str | None, handler: int | None) -> None:
+def _close(case: Case, frames: list[Frame], start: Where | None, thread: str | None, handler: int | None,
+           stopped: bool = False) -> None:
     """Add the stack; past a signal handler's frames, only the frames that received the signal, renumbered
-    from 0, as the crashing stack."""
+    from 0, as the crashing stack; ``stopped``: the thread gdb's stop line named, the crashing stack too."""
     if not frames or start is None:
         return
     if any(_WINDOWS_MODULE.match((f.module or "").replace("\\", "/").rsplit("/", 1)[-1]) for f in frames):
@@ -269,6 +283,8 @@ def _close(case: Case, frames: list[Frame], start: Where | None, thread: str | N
         for number, frame in enumerate(frames):
             frame.index = number
         start, crashing = frames[0].where, not any(s.crashing for s in case.stacks)
+    elif stopped:
+        crashing = not any(s.crashing for s in case.stacks)
     case.stacks.append(Stack(frames=frames, where=start, form=form, thread=thread, crashing=crashing))
 
 

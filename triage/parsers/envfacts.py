@@ -178,8 +178,11 @@ def _versions(text: str, where: Where, case: Case) -> None:
 
 
 def _product(text: str, where: Where, case: Case) -> None:
-    if case.kind_of(where) != "frame" and _PRODUCT.search(text):
-        case.add_fact("gpu_product", text.strip()[:200], where, text.strip(), 60 if _PRIMARY.search(text) else 30)
+    """The product name with its neighbourhood on the line (a long line's start may be far from it: TensorFlow's
+    "Created TensorFlow device (...) -> physical GPU (device: 0, name: Ellesmere [Radeon RX 470/480/...]")."""
+    if case.kind_of(where) != "frame" and (m := _PRODUCT.search(text)):
+        start = max(0, m.start() - 80)
+        case.add_fact("gpu_product", text[start:start + 200].strip(), where, text.strip(), 60 if _PRIMARY.search(text) else 30)
 
 
 def _environment(text: str, where: Where, case: Case) -> None:

@@ -58,11 +58,12 @@ _SIMPLE = (
 # docker compose: "service-1  | ": taken only for a service name on several lines of the file.
 _COMPOSE = lazy(r"(?P<service>[\w.-]{1,64}?)(?:[-_]\d{1,3})? *\| ")
 _COMPOSE_MIN_LINES = 2
-# Any line that may start with a prefix: most logs have none, and one search of the text says so.
-_ANY = lazy(r"^(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| "
+# Any line that may start with a prefix: most logs have none, and one search of the text says so. Searched in the
+# text after a newline put before it: a pattern that starts with a literal is searched for it by re's fast scan,
+# where a MULTILINE "^" is tried at every character (a quarter of the time on a 90 KB log).
+_ANY = lazy(r"\n(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| "
             r"|\([^()\n]{0,120}pid=\d|\[\d{1,6},\d{1,6}\]<|\d{1,4}\|[\w.-]|\d{1,5}: "
-            r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:)",
-                  re.MULTILINE)
+            r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:)")
 # srun --label: the task's number before each line ("0: "). Cut only where most lines carry one and the numbers
 # repeat (a numbered list or grep -n counts up instead).
 _TASK = lazy(r"(?P<task>\d{1,5}): ")
@@ -190,7 +191,7 @@ def unwrap(artifact: Artifact) -> tuple[Artifact, int | None]:
     lines = artifact.lines
     if unescaped := _unescaped(lines):
         lines = unescaped
-    if unescaped or _TYPOGRAPHY.search(artifact.text):  # decoded entities may be such characters (&nbsp;)
+    if unescaped or (not artifact.text.isascii() and _TYPOGRAPHY.search(artifact.text)):  # entities may be such (&nbsp;)
         lines = [line.translate(_PLAIN) for line in lines]
     for cutter in (_numbers, _tasks):
         if cut := cutter(lines):
@@ -198,12 +199,14 @@ def unwrap(artifact: Artifact) -> tuple[Artifact, int | None]:
     if messages := _json_lines(lines):
         lines = messages
     journal = None
-    if _ANY.search(artifact.text if lines is artifact.lines else "\n".join(lines)) is not None:
+    if _ANY.search("\n" + (artifact.text if lines is artifact.lines else "\n".join(lines))) is not None:
         services = _services(lines)
         cuts = [_cut(line, services) for line in lines]
         journal = next((i for i, (_, j) in enumerate(cuts) if j), None)
         if any(n for n, _ in cuts):
             lines = [line[n:] for line, (n, _) in zip(lines, cuts)]
+            if cut := _tasks(lines):  # a task label under a collector's prefix (a CI log's clock, then CTest's "12: ")
+                lines = [line[n:] for line, n in zip(lines, cut)]
     if lines is artifact.lines:
         return artifact, journal
     text = "\n".join(lines) + ("\n" if artifact.text.endswith("\n") else "")

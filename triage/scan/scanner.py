@@ -187,10 +187,14 @@ class _Literals:
 
 
 class _Compiled:
-    """A scanner's Hyperscan side: the serialized database and which patterns it reads (picklable)."""
+    """A scanner's Hyperscan side: the serialized database and which patterns it reads (picklable). ``copies``:
+    each pattern that repeats an earlier one of the scanner (signatures share their AMD-evidence regexes) -> that
+    earlier one, which alone is in the database: a repeat is a second report of every line, from C into Python."""
 
-    def __init__(self, data: bytes | None, by_hyperscan: list[int], exact_on_ascii: list[int]) -> None:
+    def __init__(self, data: bytes | None, by_hyperscan: list[int], exact_on_ascii: list[int],
+                 copies: dict[int, int] | None = None) -> None:
         self.data, self.by_hyperscan, self.exact_on_ascii = data, by_hyperscan, exact_on_ascii
+        self.copies = copies or {}
 
 
 class LineScanner:
@@ -317,7 +321,12 @@ class LineScanner:
 
         chosen: list[tuple[int, bytes]] = []
         exact_on_ascii: list[int] = []
+        first: dict[str, int] = {}
+        copies: dict[int, int] = {}
         for index, pattern in enumerate(self.patterns):
+            if first.setdefault(pattern, index) != index:
+                copies[index] = first[pattern]
+                continue
             written = expression(pattern, self.flags, self.module)
             if written is not None:
                 chosen.append((index, written[0]))
@@ -336,8 +345,11 @@ class LineScanner:
             database = _hyperscan_database(chosen, flags)
         if database is None:
             return _Compiled(None, [], [])
-        read = [i for i, _ in chosen]
-        return _Compiled(hyperscan.dumpb(database), read, [i for i in exact_on_ascii if i in set(read)])
+        read = {i for i, _ in chosen}
+        copies = {copy: original for copy, original in copies.items() if original in read}
+        exact = {i for i in exact_on_ascii if i in read}
+        return _Compiled(hyperscan.dumpb(database), sorted(read.union(copies)),
+                         sorted(exact.union(c for c, o in copies.items() if o in exact)), copies)
 
     def _load(self, built: _Compiled) -> None:
         """Make the loaded Hyperscan side the one scans use (called once, under the lock)."""
@@ -345,6 +357,7 @@ class LineScanner:
         self._everywhere = [i for i in range(len(self.patterns)) if i not in read]
         self._ascii_exact = set(built.exact_on_ascii)
         self._hs = hyperscan.loadb(built.data, hyperscan.HS_MODE_BLOCK) if built.data else None
+        self._copies = built.copies
 
     def _build(self) -> None:
         """The state that does not pickle, made empty: everything is built on first use."""
@@ -359,6 +372,7 @@ class LineScanner:
         self._ways: dict[tuple[int, ...], tuple[_Literals, dict[int, Any]]] = {}
         self._checks = {i: self._compiled(i) for i in self.exact}
         self._ascii_exact: set[int] = set()
+        self._copies: dict[int, int] = {}
 
     def compile_with(self, compile: Callable[[str], Any]) -> None:
         """Have ``compile`` (the owner's memo of compiled patterns, which compiles them as the owner does) give
@@ -472,10 +486,13 @@ class LineScanner:
             line_at = derived.ends(lines)
             for pattern, at in ends.items():
                 out[pattern].extend(map(line_at.__getitem__, at))
-            return
-        line_of = _line_of(data, b"\n")  # few: count the newlines before each, in one pass
-        for end, pattern in sorted((end, pattern) for pattern, at in ends.items() for end in at):
-            out[pattern].append(line_of(end) - 1)
+        else:
+            line_of = _line_of(data, b"\n")  # few: count the newlines before each, in one pass
+            for end, pattern in sorted((end, pattern) for pattern, at in ends.items() for end in at):
+                out[pattern].append(line_of(end) - 1)
+        for copy, original in self._copies.items():
+            if ends.get(original):
+                out[copy].extend(out[original])
 
     def _python(self, lines: Sequence[str], which: Sequence[int], text: str, patterns: tuple[int, ...],
                 out: list[list[int]]) -> None:

@@ -1,0 +1,88 @@
+"""Conditions several signatures share (signatures/_conditions.yaml): a signature names one with ``use:`` and gives its
+own strength; the shared test is defined once."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from triage.match import load
+from triage.match.database import SHARED, SignatureError, load_signature, read_shared
+from triage.match.lint import check_shared
+from triage.model import Artifact
+from triage.pipeline import analyze
+from triage.resources import data_dir
+
+SIGNATURE = {
+    "id": "probe", "title": "A probe signature", "class": "runtime-mismatch", "status": "experimental", "version": 1,
+    "root_cause": "x", "workarounds": [], "ask_for": [], "references": [], "tests": {"match": [], "no_match": []},
+}
+WHEEL_MISMATCH = {"description": "a wheel built for another ROCm release than the system's",
+                  "compare": {"left": "rocm_version_wheel", "op": "ne", "right": "rocm_version_path", "as": "release"}}
+OTHER = "torch    2.3.0+rocm6.0\n/opt/rocm-6.4.1/lib/libamdhip64.so.6\n"
+SAME = "torch    2.3.0+rocm6.4\n/opt/rocm-6.4.1/lib/libamdhip64.so.6\n"
+
+
+def _folder(tmp_path: Path, shared: dict, *conditions: dict) -> Path:
+    folder = tmp_path / "db"
+    folder.mkdir(exist_ok=True)
+    for name in ("_database.yaml", "schema.json"):
+        shutil.copy(data_dir("signatures") / name, folder)
+    (folder / SHARED).write_text(yaml.safe_dump({"conditions": shared}))
+    (folder / "probe.yaml").write_text(yaml.safe_dump(SIGNATURE | {"conditions": list(conditions)}))
+    return folder
+
+
+def _confidence(folder: Path, text: str) -> float:
+    result = analyze([Artifact(name="paste.txt", text=text, size=len(text))], load(folder), folder)
+    return next((d.confidence for d in result.diagnoses if d.id == "probe"), 0.0)
+
+
+def test_a_used_condition_tests_what_the_shared_one_does_with_the_signatures_strength(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, {"wheel-of-other-release": WHEEL_MISMATCH},
+                     {"use": "wheel-of-other-release", "strength": 0.7})
+    cond = load_signature(folder / "probe.yaml").conditions[0]
+    assert (cond.id, cond.kind, cond.strength, cond.against) == ("wheel-of-other-release", "compare", 0.7, False)
+    assert cond.description == WHEEL_MISMATCH["description"]
+    assert _confidence(folder, OTHER) > 0 and _confidence(folder, SAME) == 0
+
+
+def test_a_use_may_count_against_and_say_why_in_its_own_words(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, {"wheel-of-other-release": WHEEL_MISMATCH},
+                     {"id": "libs", "description": "d", "strength": 0.6, "log": r"libamdhip64"},
+                     {"use": "wheel-of-other-release", "strength": 0.9, "against": True, "description": "here: against"})
+    cond = load_signature(folder / "probe.yaml").conditions[1]
+    assert cond.against and cond.description == "here: against"
+    assert 0 < _confidence(folder, OTHER) < _confidence(folder, SAME)
+
+
+@pytest.mark.parametrize("condition, shared, message", [
+    ({"use": "nowhere", "strength": 0.5}, {}, "does not define"),
+    ({"use": "w", "strength": 0.5, "log": "x"}, {"w": WHEEL_MISMATCH}, "one or the other"),
+    ({"use": "w", "strength": 0.5}, {"w": WHEEL_MISMATCH | {"strength": 0.3}}, "each signature gives"),
+    ({"id": "c", "description": "d", "strength": 0.5, "not": {"use": "w"}}, {"w": WHEEL_MISMATCH}, "cannot use"),
+])
+def test_a_wrong_use_is_a_signature_error(tmp_path: Path, condition: dict, shared: dict, message: str) -> None:
+    folder = _folder(tmp_path, shared, condition)
+    with pytest.raises(SignatureError, match=message):
+        load_signature(folder / "probe.yaml")
+    assert any(message in problem for problem in load(folder).problems)
+
+
+def test_lint_finds_a_malformed_or_unused_shared_condition(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, {"w": WHEEL_MISMATCH, "unused": {"description": "d", "log": "x"},
+                                "broken": {"description": "d", "lgo": "x"}},
+                     {"use": "w", "strength": 0.5}, {"use": "broken", "strength": 0.5})
+    problems = check_shared(folder)
+    assert f"{SHARED}: unused: no signature uses it" in problems
+    assert any(p.startswith(f"{SHARED}: broken:") for p in problems)
+    assert not any(p.startswith(f"{SHARED}: w:") for p in problems)
+
+
+def test_the_shipped_shared_conditions_are_each_used_and_well_formed() -> None:
+    folder = data_dir("signatures")
+    assert read_shared(folder)
+    assert check_shared(folder) == []
