@@ -179,3 +179,41 @@ def test_the_thread_the_stop_line_names_is_the_crashing_stack_of_thread_apply_al
     frames = _crashing(case)
     assert [f.symbol for f in frames][1:] == ["hipMemcpy", "main"]
     assert _base(case.fault.module) == "libamdhip64.so.6"
+
+
+def _gdb(*lines: str) -> Case:
+    return parse([artifact("\n".join(lines), "gdb.txt")])
+
+
+def test_gdbs_older_switch_line_does_not_hide_the_stop_line() -> None:
+    """gdb before 12 prints "[Switching to Thread 0x... (LWP n)]" (capital T, no number) between the signal line and
+    where the thread stopped."""
+    case = _gdb('Thread 3 "hashcat" received signal SIGSEGV, Segmentation fault.',
+                "[Switching to Thread 0x7fffc84ea700 (LWP 1791)]",
+                "0x00007fffd0cea8c8 in submitKernel () from /opt/rocm/lib/libamdhip64.so.6")
+    assert case.fault is not None and _base(case.fault.module) == "libamdhip64.so.6"
+    assert _crashing(case)[0].symbol == "submitKernel"
+
+
+@pytest.mark.parametrize("stop", ["Thread 3 received signal SIGSEGV, Segmentation fault.",
+                                  'Thread 1.3 "worker" received signal SIGSEGV, Segmentation fault.'])
+def test_the_stopped_thread_without_a_name_or_of_one_of_several_inferiors(stop: str) -> None:
+    number = stop.split()[1]
+    case = _gdb(stop, "0x00007ffff6a1b3c4 in ?? () from /opt/rocm/lib/libamdhip64.so.6", "(gdb) thread apply all bt", "",
+                'Thread 1 (Thread 0x7ffff7c3e740 (LWP 3700600) "worker"):',
+                "#0  0x00007ffff7ce7117 in ?? () from /lib/x86_64-linux-gnu/libc.so.6", "",
+                f'Thread {number} (Thread 0x7ffdad9ff640 (LWP 3700660) "worker"):',
+                "#0  0x00007ffff6a1b3c4 in ?? () from /opt/rocm/lib/libamdhip64.so.6",
+                "#1  0x00007ffff6a0c1d0 in hipMemcpy () from /opt/rocm/lib/libamdhip64.so.6")
+    assert [f.symbol for f in _crashing(case)][1:] == ["hipMemcpy"]
+
+
+def test_a_later_session_without_a_stopped_thread_forgets_the_earlier_one() -> None:
+    """A live session stopped in thread 3, then a core's "thread apply all bt" (its signal line names no thread): the
+    core's thread 3 is not the crash."""
+    case = _gdb('Thread 3 "worker" received signal SIGINT, Interrupt.',
+                "0x00007ffff7ce7117 in poll () from /lib/x86_64-linux-gnu/libc.so.6", "",
+                "Program terminated with signal SIGSEGV, Segmentation fault.",
+                "#0  0x00007ffff6a1b3c4 in hipLaunchKernel () from /opt/rocm/lib/libamdhip64.so.6", "",
+                'Thread 3 (Thread 0x7ffdad9ff640 (LWP 12))', "#0  0x00007ffff7ce7117 in poll () from /lib/x86_64-linux-gnu/libc.so.6")
+    assert not any(s.crashing and s.thread == "3" for s in case.stacks)

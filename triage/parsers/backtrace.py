@@ -54,7 +54,7 @@ _BRACKETED = lazy(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}")  # "{lambda()#
 _OPERATOR = lazy(r"\boperator(?:\(\)|\[\]|->\*?|<=>|<<=?|>>=?|&&|\|\||\+\+|--|[-+*/%^&|~!=<>,]=?)")
 _SYMBOL = lazy(r"^[A-Za-z_~$.][\w:~$.@*&]*(?:\s+const)?$")
 _WINDOWS_MODULE = lazy(r"^[\w.-]+\.(?:dll|exe|sys|pyd)$", re.IGNORECASE)
-_THREAD = lazy(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+) \(")
+_THREAD = lazy(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+(?:\.\d+)?) \(")
 
 _SIGNAL = lazy(r"\bSignal:\s*(?P<n>\d+)\s*\((?P<name>[A-Z]+)\)(?:.*?si_code:\s*(?P<code>[A-Z_0-9]+))?")
 _SI_CODE = lazy(r"\bsi_code\s*[:=]\s*(?P<code>[A-Z]+_[A-Z]+|\d+)")
@@ -81,8 +81,10 @@ _STOP = lazy(r"^(?P<rest>0x[0-9a-fA-F]+ in \S.*|[A-Za-z_][\w:~<>]* \(.*)$")
 # Which thread gdb stopped in: its number on the stop line ('Thread 66 "python" received signal SIGSEGV'), and the
 # "[Switching to thread 66 (...)]" that gdb may print between that line and where the thread stopped. A later
 # "thread apply all bt" lists that thread's stack among the others, seldom first.
-_GDB_STOP_THREAD = lazy(r'^\s*Thread (?P<t>\d+) "[^"\n]*" received signal SIG')
-_SWITCHING = lazy(r"^\s*\[Switching to thread \d+\b")
+# The name is left out where gdb does not know it; "1.3" is thread 3 of inferior 1 when there are several. gdb prints
+# the switch as "[Switching to thread 66 (Thread 0x... (LWP n))]" or, older, "[Switching to Thread 0x... (LWP n)]".
+_GDB_STOP_THREAD = lazy(r'^\s*Thread (?P<t>\d+(?:\.\d+)?)(?: "[^"\n]*")? received signal SIG')
+_SWITCHING = lazy(r"^\s*\[Switching to [Tt]hread \S")
 _CURRENT_INSN = lazy(r"^\s*=>\s*(?:0x[0-9a-fA-F]+\s*(?:<[^>]*>)?:?\s*)?(?P<insn>.+?)\s*(?:<--.*|#.*)?$")
 # A line none of the patterns above matches says nothing here.
 _NEEDLES = Needles(_FRAME, _THREAD, _SIGNAL, _SI_CODE, _GDB_SIGNAL, _FOLLY_SIGNAL, _SHELL_SIGNAL, _EXECUTABLE, _REGISTER, _CURRENT_INSN,
@@ -243,8 +245,8 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.claim(where, "frame", "stack")
             last = number
             continue
-        if m := _GDB_STOP_THREAD.match(text):
-            signalled = m["t"]
+        if _GDB_SIGNAL.search(text):  # each stop or termination names its thread, or none (a core's)
+            signalled = m["t"] if (m := _GDB_STOP_THREAD.match(text)) else None
         _signal_lines(text, where, case)
     _close(case, current, start, thread, handler, stopped)
 
