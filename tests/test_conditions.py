@@ -139,3 +139,18 @@ def test_signatures_own_groups_read_in_one_pass_hold_the_same(case: str, monkeyp
     assert read_alone > conditions.SEPARATE_READS + 1  # the case reads many groups: the one pass is taken
     assert any(hit for *_, hit in one_by_one)
     assert in_one_pass == one_by_one
+
+
+def test_a_pattern_on_many_program_lines_quotes_the_first_three_and_captures_from_the_first(tmp_path: Path) -> None:
+    """A condition whose pattern matches every line of a long runtime log stops reading after three program lines a
+    parser claimed: the quoted lines, the captures and the weight are those a full read gives (program lines outrank
+    a person's sentence before them, in input order)."""
+    calls = [f":3:hip_memory.cpp           :{600 + n:<4}: 2117{n:06d} us: [pid:4242  tid:0x7f01] hipMalloc ( 0x7ffd1000, {n + 1}024 )"
+             for n in range(40)]
+    text = "\n".join(["I think hipMalloc ( 0x1, 5024 ) is what fails here, because the app crashes right after it", *calls])
+    folder = tmp_path / "db"
+    _verdict(tmp_path, {"log": r"hipMalloc \( 0x[0-9a-f]+, (?P<alloc_size>\d+) \)"}, text)
+    result = analyze([Artifact(name="hip.log", text=text, size=len(text))], load(folder), folder)
+    probe = next(d for d in result.diagnoses if d.id == "probe")
+    assert [e.line for e in probe.evidence] == [2, 3, 4]
+    assert probe.captures.get("alloc_size") == "1024"

@@ -86,3 +86,39 @@ def test_the_shipped_shared_conditions_are_each_used_and_well_formed() -> None:
     folder = data_dir("signatures")
     assert read_shared(folder)
     assert check_shared(folder) == []
+
+
+@pytest.mark.parametrize("extra, message", [({"then": "bar"}, "then belongs to the shared condition"),
+                                            ({"input": "text"}, "input belongs to the shared condition")])
+def test_a_use_cannot_change_the_shared_test(tmp_path: Path, extra: dict, message: str) -> None:
+    folder = _folder(tmp_path, {"w": {"description": "d", "log": "foo"}}, {"use": "w", "strength": 0.5} | extra)
+    with pytest.raises(SignatureError, match=message):
+        load_signature(folder / "probe.yaml")
+
+
+def test_a_condition_id_twice_in_one_signature_is_an_error(tmp_path: Path) -> None:
+    """Weights and reports name a condition by its signature and id: a shared condition used twice needs an id of its own."""
+    folder = _folder(tmp_path, {"w": WHEEL_MISMATCH}, {"use": "w", "strength": 0.5},
+                     {"use": "w", "strength": 0.4, "against": True})
+    with pytest.raises(SignatureError, match="condition id w stands twice"):
+        load_signature(folder / "probe.yaml")
+    (folder / "probe.yaml").write_text(yaml.safe_dump(SIGNATURE | {"conditions": [
+        {"use": "w", "strength": 0.5}, {"use": "w", "id": "w-against", "strength": 0.4, "against": True}]}))
+    assert [c.id for c in load_signature(folder / "probe.yaml").conditions] == ["w", "w-against"]
+
+
+def test_an_empty_shared_file_shares_nothing_and_a_broken_signature_file_does_not_stop_lint(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, {}, {"id": "c", "description": "d", "strength": 0.5, "log": "x"})
+    (folder / SHARED).write_text("")
+    (folder / "broken.yaml").write_text("id: broken\ntitle: [unclosed\n")
+    assert read_shared(folder) == {}
+    assert check_shared(folder) == []
+
+
+def test_a_signature_read_again_for_its_examples_finds_its_shared_conditions(tmp_path: Path) -> None:
+    """A cached signature reads its file again for its examples (load_signature without the shared table)."""
+    folder = _folder(tmp_path, {"w": WHEEL_MISMATCH}, {"use": "w", "strength": 0.5})
+    db = load(folder)
+    probe = next(sig for sig in db.signatures if sig.id == "probe")
+    assert probe.tests == SIGNATURE["tests"]
+    assert load_signature(folder / "probe.yaml").conditions[0].kind == "compare"

@@ -174,3 +174,10 @@ def test_a_product_name_far_into_a_long_line_is_kept_whole() -> None:
     assert any("Radeon RX 470/480/570/570X/580/580X/590]" in f.value for f in case.facts["gpu_product"])
     derive(case, load_tables())
     assert case.value("gfx_arch_real") == "gfx803"
+
+
+def test_a_product_line_that_fits_is_kept_whole() -> None:
+    line = ("0000:c3:00.0 Display controller [0380]: Advanced Micro Devices, Inc. [AMD/ATI] Navi 10 XL "
+            "[Radeon RX 5600 OEM/5600 XT / 5700/5700 XT] [1002:731f] (rev ca)")
+    case = parse([artifact(line + "\n")])
+    assert [f.value for f in case.facts["gpu_product"]] == [line]

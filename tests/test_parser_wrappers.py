@@ -176,3 +176,12 @@ def test_a_task_label_under_a_ci_clock_is_cut_too(tmp_path: Path) -> None:
     expected, got = triage([str(bare)]), triage([str(wrapped)])
     assert got.case.fault is not None and got.case.fault.module == expected.case.fault.module == "amd_comgr0702.dll"
     assert [d.id for d in got.diagnoses][:1] == [d.id for d in expected.diagnoses][:1] == ["rocm-library-crash-fallback"]
+
+
+@pytest.mark.parametrize("text", [
+    "Jan 12 10:11:12 host ollama[881]: hipErrorNoBinaryForGpu\nplain line\n",  # the prefix on the first line only
+    "plain line\nJan 12 10:11:12 host ollama[881]: hipErrorNoBinaryForGpu\n",  # on a later line
+])
+def test_a_prefix_is_found_on_the_first_line_as_on_any_other(text: str) -> None:
+    unwrapped, _ = unwrap(_artifact(text))
+    assert "hipErrorNoBinaryForGpu" in unwrapped.lines and "plain line" in unwrapped.lines

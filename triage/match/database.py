@@ -60,9 +60,11 @@ def read_shared(folder: Path) -> dict[str, dict]:
     if not path.is_file():
         return {}
     try:
-        data = load_yaml(path, keep=False) or {}
+        data = load_yaml(path, keep=False)
     except (OSError, yaml.YAMLError) as err:
         raise SignatureError(f"{SHARED}: cannot be read: {err}") from err
+    if data is None:
+        return {}  # an empty file shares nothing
     shared = data.get("conditions") if isinstance(data, dict) else None
     if not isinstance(shared, dict) or not all(isinstance(v, dict) for v in shared.values()):
         raise SignatureError(f"{SHARED}: 'conditions' must map each name to a condition")
@@ -79,7 +81,13 @@ def _used(raw: dict, sig_id: str, shared: dict[str, dict]) -> dict:
         raise SignatureError(f"{sig_id}: condition {raw.get('id', name)} uses {name!r} and has its own {own[0]}: one or the other")
     if kinds := [k for k in ("strength", "against", "weak", "use") if k in shared[name]]:
         raise SignatureError(f"{SHARED}: {name} has {kinds[0]}, which each signature gives where it uses it")
+    if other := sorted(set(raw) - _USE_KEYS):
+        raise SignatureError(f"{sig_id}: condition {raw.get('id', name)} uses {name!r}; {other[0]} belongs to the shared "
+                             f"condition (a use gives only {', '.join(sorted(_USE_KEYS - {'use'}))})")
     return {**shared[name], "id": name, **{k: v for k, v in raw.items() if k != "use"}}
+
+
+_USE_KEYS = frozenset({"use", "id", "description", "strength", "against", "weak"})
 
 
 @dataclass
@@ -535,6 +543,9 @@ def load_signature(path: Path, shared: dict[str, dict] | None = None) -> Signatu
     sig_id = str(data["id"])
     if shared is None and any(isinstance(c, dict) and "use" in c for c in data["conditions"] or ()):
         shared = read_shared(path.parent)
+    conditions = [_condition(c, sig_id, shared=shared) for c in data["conditions"]]
+    if twice := sorted({c.id for c in conditions if [d.id for d in conditions].count(c.id) > 1}):
+        raise SignatureError(f"{path.name}: condition id {twice[0]} stands twice (weights and reports name conditions by id)")
     return Signature(
         id=sig_id,
         title=str(data["title"]),
@@ -542,7 +553,7 @@ def load_signature(path: Path, shared: dict[str, dict] | None = None) -> Signatu
         status=str(data.get("status", "experimental")),
         version=int(data.get("version", 1)),
         priority=int(data.get("priority", 50)),
-        conditions=[_condition(c, sig_id, shared=shared) for c in data["conditions"]],
+        conditions=conditions,
         root_cause=str(data["root_cause"]),
         workarounds=list(data.get("workarounds") or []),
         fix=str(data.get("fix", "")),

@@ -185,14 +185,26 @@ _CASE_NUMBER = regex.compile(r"\+\s*0x[0-9a-fA-F]{3,}\b|\b0x[0-9a-fA-F]{9,}\b")
 _TEMPLATE = regex.compile(r"\{\{.*?\}\}|\{%.*?%\}", regex.DOTALL)
 
 
+def _signature_files(folder: Path) -> list[tuple[Path, dict]]:
+    """The signature files of the folder that parse to a mapping (check_schema reports the others)."""
+    found = []
+    for path in sorted(folder.glob("*.yaml")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            data = load_yaml(path)
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(data, dict):
+            found.append((path, data))
+    return found
+
+
 def check_texts(folder: Path) -> list[str]:
     """What a signature says applies to every case it matches: a module offset or an address quoted from
     the case it was written from reads, in another user's report, as a fact about theirs."""
     problems = []
-    for path in sorted(folder.glob("*.yaml")):
-        data = load_yaml(path) if not path.name.startswith("_") else None
-        if not isinstance(data, dict):
-            continue
+    for path, data in _signature_files(folder):
         texts = [(name, data.get(name)) for name in ("title", "root_cause", "fix")]
         for number, w in enumerate(data.get("workarounds") or [], 1):
             if isinstance(w, dict):
@@ -212,8 +224,8 @@ def check_shared(folder: Path) -> list[str]:
 
     try:
         shared = read_shared(folder)
-    except SignatureError as err:
-        return [str(err)]
+    except SignatureError:
+        return []  # the database's own problems say so
     schema = json.loads((folder / "schema.json").read_text(encoding="utf-8"))
     condition = jsonschema.Draft202012Validator({**schema["$defs"]["condition"], "$defs": schema["$defs"]})
     problems = []
@@ -222,9 +234,8 @@ def check_shared(folder: Path) -> list[str]:
             where = "/".join(str(p) for p in error.absolute_path) or "(top)"
             problems.append(f"{SHARED}: {name}: {where}: {error.message}")
     used: set[str] = set()
-    for path in sorted(folder.glob("*.yaml")):
-        data = load_yaml(path) if not path.name.startswith("_") else None
-        if isinstance(data, dict) and isinstance(data.get("conditions"), list):
+    for _, data in _signature_files(folder):
+        if isinstance(data.get("conditions"), list):
             used.update(str(c["use"]) for c in data["conditions"] if isinstance(c, dict) and "use" in c)
     problems += [f"{SHARED}: {name}: no signature uses it" for name in shared if name not in used]
     return problems

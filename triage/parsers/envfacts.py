@@ -181,8 +181,12 @@ def _product(text: str, where: Where, case: Case) -> None:
     """The product name with its neighbourhood on the line (a long line's start may be far from it: TensorFlow's
     "Created TensorFlow device (...) -> physical GPU (device: 0, name: Ellesmere [Radeon RX 470/480/...]")."""
     if case.kind_of(where) != "frame" and (m := _PRODUCT.search(text)):
-        start = max(0, m.start() - 80)
-        case.add_fact("gpu_product", text[start:start + 200].strip(), where, text.strip(), 60 if _PRIMARY.search(text) else 30)
+        line = text.strip()
+        if len(line) > 200:  # a window of whole words around the name
+            start = text.rfind(" ", 0, max(0, m.start() - 80)) + 1
+            end = text.find(" ", min(len(text), start + 200))
+            line = text[start:end if end >= 0 else len(text)].strip()
+        case.add_fact("gpu_product", line, where, text.strip(), 60 if _PRIMARY.search(text) else 30)
 
 
 def _environment(text: str, where: Where, case: Case) -> None:

@@ -236,7 +236,8 @@ class LineScanner:
 
     @property
     def by_hyperscan(self) -> list[int]:
-        """The patterns Hyperscan reads (its database built now if need be); the rest go the Python way on every line."""
+        """The patterns the Hyperscan pass serves (its database built now if need be), a repeated pattern's copies with
+        the one it repeats; the rest go the Python way on every line."""
         built = self._compiled_hyperscan(build=True)
         return built.by_hyperscan if built else []
 
