@@ -181,3 +181,15 @@ def test_a_product_line_that_fits_is_kept_whole() -> None:
             "[Radeon RX 5600 OEM/5600 XT / 5700/5700 XT] [1002:731f] (rev ca)")
     case = parse([artifact(line + "\n")])
     assert [f.value for f in case.facts["gpu_product"]] == [line]
+
+
+def test_rocminfos_cpu_agent_is_no_gpu_name_and_wsls_d3d12_escape_says_wsl() -> None:
+    """rocminfo lists the processor first, with a Marketing Name; on WSL with no GPU agent it lists only that
+    (nix-community/NixOS-WSL#623, beside dxgkrnl's "Dropped Escape call" lines that only WSL prints)."""
+    name = "AA-20-nixos-wsl-rocminfo-names-cpu-only-d3d12-escape.txt"
+    text = (Path(__file__).parent / "fixtures" / "failure-wordings" / name).read_text(encoding="utf-8")
+    facts = parse([artifact(text, name)]).flat_facts()
+    assert "gpu_name" not in facts
+    assert facts["wsl"] == "yes"
+    gpu = parse([artifact("  Marketing Name:          AMD Radeon RX 7900 XTX\n")]).flat_facts()
+    assert gpu["gpu_name"] == "AMD Radeon RX 7900 XTX"

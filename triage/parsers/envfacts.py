@@ -16,6 +16,7 @@ from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.amdlog import is_system_path
 from triage.parsers.lines import Needles, is_sentence, readable
+from triage.parsers.vendor import CPU_NAME
 
 GFX = lazy(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
 _GENERIC = lazy(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
@@ -77,7 +78,8 @@ _LINUX_HINT = lazy(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault a
                    r"archlinux|NixOS)\b", re.I)
 _WINDOWS_HINT = lazy(r"\b[A-Z]:\\|\.dll\b|\.exe\b|\bWindows\b", re.I)
 # WSL runs Linux programs (ROCm's Linux libraries) on a Windows host: the OS of the process is Linux.
-_WSL = lazy(r"\bWSL2?\b|microsoft-standard-WSL|/dev/dxg|HSA_ENABLE_DXG_DETECTION|/usr/lib/wsl/", re.I)
+# dxgkrnl's "Dropped Escape call with ulEscapeCode" is WSL's GPU paravirtualisation talking
+_WSL = lazy(r"\bWSL2?\b|microsoft-standard-WSL|/dev/dxg|HSA_ENABLE_DXG_DETECTION|/usr/lib/wsl/|Dropped Escape call with ulEscapeCode", re.I)
 _OS_NAME_LINUX = lazy(r"(?i)\b(?:linux|ubuntu|debian|fedora|arch|manjaro|opensuse|suse|rhel|red hat|centos|rocky|alma|"
                       r"mint|pop!?_os|gentoo|nixos|bazzite|cachyos|endeavouros|void|kubuntu|xubuntu)\b")
 
@@ -125,6 +127,8 @@ def _gpu(text: str, where: Where, case: Case) -> None:
             case.add_fact("gfx_archs", f"gfx{m['n']}", where, text.strip(), 30)
     if (m := _GPU_LABEL.search(text)) and not _SECONDARY.search(text):
         name = m["name"].strip(" *`")
+        if "marketing name" in m.group(0).lower() and CPU_NAME.search(name):
+            return  # rocminfo's CPU agent, whatever Radeon its name also names
         if re.search(r"Radeon|Instinct|AMD|NVIDIA|GeForce|Arc|FirePro", name, re.I):
             case.add_fact("gpu_name", name, where, text.strip(), 60 if _PRIMARY.search(text) else 30)
 

@@ -107,7 +107,8 @@ _NOT_GPU = lazy(r"PCI Express Switch|\bAudio\b|\bHDMI\b|\bUSB\b|\b(?:Upstream|Do
 # CU count (gfx1030_36, hex without the underscore: gfx90a6e, gfx942130).
 # rocminfo names the CPU agents too ("Marketing Name: AMD Ryzen 9 7950X 16-Core Processor", and on an APU "AMD Ryzen 7
 # 7840HS w/ Radeon 780M Graphics"): a processor's name is not the GPU's.
-_CPU_NAME = lazy(r"\b(?:Processor|CPU|Ryzen|EPYC|Threadripper|Athlon|Opteron|Xeon|Intel|Core\(TM\))\b", re.IGNORECASE)
+# A processor's name (rocminfo lists the CPU agent, with a "Marketing Name", before the GPUs).
+CPU_NAME = lazy(r"\b(?:Processor|CPU|Ryzen|EPYC|Threadripper|Athlon|Opteron|Xeon|Intel|Core\(TM\))\b", re.IGNORECASE)
 _LIB_FILE = lazy(r"\bTensileLibrary\w*?_(?P<t>gfx[0-9a-f]{3,4})(?:[-_][\w+-]*)?\.(?:dat|co|yaml|msgpack|hsaco)\b"
                  r"|\bKernels\.so-\d+-(?P<k>gfx[0-9a-f]{3,4})(?:-[\w+-]*)?\.hsaco\b"
                  r"|(?<![\w])(?P<m>gfx(?:[6-9][0-9a-f]{2}|1[0-9][0-9a-f]{2}))(?:_\d+|[0-9a-f]{1,3})"
@@ -138,7 +139,7 @@ def _identity(artifact: Artifact, case: Case) -> None:
             device = (m["d"] or m["l"] or m["n"] or m["w"] or m["c"]).lower()
             revision = m["r"] or m["lr"] or m["wr"]
             case.add_fact("gpu_pci_id", f"{device}:{revision.lower()}" if revision else device, where, quoted, 40)
-        if (m := _AMD_DEVICE.search(text)) and not _CPU_NAME.search(m["name"]):
+        if (m := _AMD_DEVICE.search(text)) and not CPU_NAME.search(m["name"]):
             case.add_fact("gpu_device", m["name"].strip()[:120], where, quoted, 40)
         if _LOOKED_FOR.search(text):
             for m in _LIB_FILE.finditer(text):
