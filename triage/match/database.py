@@ -544,7 +544,8 @@ def load_signature(path: Path, shared: dict[str, dict] | None = None) -> Signatu
     if shared is None and any(isinstance(c, dict) and "use" in c for c in data["conditions"] or ()):
         shared = read_shared(path.parent)
     conditions = [_condition(c, sig_id, shared=shared) for c in data["conditions"]]
-    if twice := sorted({c.id for c in conditions if [d.id for d in conditions].count(c.id) > 1}):
+    ids = [c.id for c in conditions]
+    if twice := sorted({i for i in ids if ids.count(i) > 1}):
         raise SignatureError(f"{path.name}: condition id {twice[0]} stands twice (weights and reports name conditions by id)")
     return Signature(
         id=sig_id,

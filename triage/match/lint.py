@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import regex
 import yaml
@@ -74,20 +75,27 @@ def check_regexes(db: Database) -> tuple[list[tuple[str, str, regex.Pattern]], l
     return compiled, problems
 
 
-def check_schema(folder: Path) -> list[str]:
-    import jsonschema  # only for lint: it costs start-up time
-
-    schema = json.loads((folder / "schema.json").read_text(encoding="utf-8"))
-    problems = []
+def _read_signature_files(folder: Path) -> tuple[list[tuple[Path, Any]], list[str]]:
+    """Every signature file of the folder as it parses (settings files, named ``_*``, left out), and the files that
+    cannot be read."""
+    files, problems = [], []
     for path in sorted(folder.glob("*.yaml")):
         if path.name.startswith("_"):
             continue
         try:
-            data = load_yaml(path)
+            files.append((path, load_yaml(path)))
         except (OSError, yaml.YAMLError) as err:
             problems.append(f"{path.name}: cannot be read: {err}")
-            continue
-        for error in jsonschema.Draft202012Validator(schema).iter_errors(data):
+    return files, problems
+
+
+def check_schema(folder: Path) -> list[str]:
+    import jsonschema  # only for lint: it costs start-up time
+
+    validator = jsonschema.Draft202012Validator(json.loads((folder / "schema.json").read_text(encoding="utf-8")))
+    files, problems = _read_signature_files(folder)
+    for path, data in files:
+        for error in validator.iter_errors(data):
             where = "/".join(str(p) for p in error.absolute_path) or "(top)"
             problems.append(f"{path.name}: {where}: {error.message}")
         if isinstance(data, dict) and data.get("id") != path.stem:
@@ -187,17 +195,7 @@ _TEMPLATE = regex.compile(r"\{\{.*?\}\}|\{%.*?%\}", regex.DOTALL)
 
 def _signature_files(folder: Path) -> list[tuple[Path, dict]]:
     """The signature files of the folder that parse to a mapping (check_schema reports the others)."""
-    found = []
-    for path in sorted(folder.glob("*.yaml")):
-        if path.name.startswith("_"):
-            continue
-        try:
-            data = load_yaml(path)
-        except (OSError, yaml.YAMLError):
-            continue
-        if isinstance(data, dict):
-            found.append((path, data))
-    return found
+    return [(path, data) for path, data in _read_signature_files(folder)[0] if isinstance(data, dict)]
 
 
 def check_texts(folder: Path) -> list[str]:

@@ -107,7 +107,6 @@ _NOT_GPU = lazy(r"PCI Express Switch|\bAudio\b|\bHDMI\b|\bUSB\b|\b(?:Upstream|Do
 # CU count (gfx1030_36, hex without the underscore: gfx90a6e, gfx942130).
 # rocminfo names the CPU agents too ("Marketing Name: AMD Ryzen 9 7950X 16-Core Processor", and on an APU "AMD Ryzen 7
 # 7840HS w/ Radeon 780M Graphics"): a processor's name is not the GPU's.
-# A processor's name (rocminfo lists the CPU agent, with a "Marketing Name", before the GPUs).
 CPU_NAME = lazy(r"\b(?:Processor|CPU|Ryzen|EPYC|Threadripper|Athlon|Opteron|Xeon|Intel|Core\(TM\))\b", re.IGNORECASE)
 _LIB_FILE = lazy(r"\bTensileLibrary\w*?_(?P<t>gfx[0-9a-f]{3,4})(?:[-_][\w+-]*)?\.(?:dat|co|yaml|msgpack|hsaco)\b"
                  r"|\bKernels\.so-\d+-(?P<k>gfx[0-9a-f]{3,4})(?:-[\w+-]*)?\.hsaco\b"
