@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
-from triage.model import Artifact
+from triage.model import Artifact, Case
 
 if TYPE_CHECKING:
     from tests import cdp
@@ -29,6 +29,22 @@ def shared(*parts: str) -> Path:
 
 def artifact(text: str, name: str = "paste.txt") -> Artifact:
     return Artifact(name=name, text=text, size=len(text))
+
+
+def derived_case(text: str, name: str = "log.txt") -> Case:
+    """A pasted text parsed and its facts derived with the shipped tables, as an analysis does before matching."""
+    from triage.derive import derive
+    from triage.derive.tables import load_tables
+    from triage.parsers import parse
+
+    case = parse([artifact(text, name)])
+    derive(case, load_tables())
+    return case
+
+
+def fact_values(case: Case, name: str) -> list[str]:
+    """The values of one fact, in the order they were found."""
+    return [f.value for f in case.facts.get(name, [])]
 
 
 @pytest.fixture(autouse=True, scope="session")

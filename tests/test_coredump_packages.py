@@ -7,11 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import artifact
+from tests.conftest import derived_case
 from tests.test_ingest_escaped import RSYSLOG
-from triage.derive import derive
-from triage.derive.tables import load_tables
-from triage.parsers import parse
 from triage.parsers.versions import package_release
 from triage.pipeline import triage
 
@@ -21,8 +18,7 @@ FEDORA = HERE / "fixtures" / "coredump" / "fedora40-rocm-clinfo-segv.txt"
 
 
 def _facts(text: str) -> dict[str, list[tuple[str, int]]]:
-    case = parse([artifact(text)])
-    derive(case, load_tables())
+    case = derived_case(text, "paste.txt")
     return {name: [(f.value, f.where.line) for f in facts] for name, facts in case.facts.items()}
 
 

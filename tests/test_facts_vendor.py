@@ -5,26 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triage.derive import derive
-from triage.derive.tables import load_tables
-from triage.model import Artifact, Case
-from triage.parsers import parse
+from tests.conftest import derived_case
 
 FIXTURES = Path(__file__).parent / "fixtures" / "facts"
 
 
-def _case(text: str) -> Case:
-    case = parse([Artifact(name="log.txt", text=text, size=len(text))])
-    derive(case, load_tables())
-    return case
-
-
 def _vendor(text: str) -> str | None:
-    return _case(text).value("gpu_vendor")
+    return derived_case(text).value("gpu_vendor")
 
 
 def _votes(text: str) -> list[tuple[str, int]]:
-    return [(f.value, f.score) for f in _case(text).facts.get("vendor_vote", [])]
+    return [(f.value, f.score) for f in derived_case(text).facts.get("vendor_vote", [])]
 
 
 def test_cupy_on_rocm_is_amd_although_its_error_is_nvrtcerror() -> None:
@@ -62,7 +53,7 @@ def test_hipconfig_platform_lines() -> None:
     # hipconfig of HIP 3.5 for NVIDIA (Arch's hip-nvcc): https://github.com/rocm-arch/rocm-arch/issues/266 -- "nvcc",
     # which that hipconfig also chose by itself on an AMD machine whose GPU it could not see, is a weak vote only
     text = (FIXTURES / "hipconfig-platform-nvcc.txt").read_text()
-    platform = [f for f in _case(text).facts["vendor_vote"] if "HIP_PLATFORM" in f.text]
+    platform = [f for f in derived_case(text).facts["vendor_vote"] if "HIP_PLATFORM" in f.text]
     assert [(f.value, f.score) for f in platform] == [("nvidia", 1)]
 
 

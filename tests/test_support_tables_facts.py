@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from triage.derive import derive
 from triage.derive.tables import load_tables
-from triage.model import Artifact, Case
-from triage.parsers import parse
+from tests.conftest import derived_case
 
 
 @pytest.fixture(scope="module")
@@ -70,27 +68,21 @@ def test_known_since(tables) -> None:
     assert tables.knows("gfx1030", (5, 0)) is True
 
 
-def _case(text: str) -> Case:
-    case = parse([Artifact(name="log.txt", text=text, size=len(text))])
-    derive(case, load_tables())
-    return case
-
-
 def test_case_facts_rx7800xt_on_rocm62_is_unsupported() -> None:
-    case = _case("ROCm version: 6.2.0\nGPU: AMD Radeon RX 7800 XT\nRuntimeError: HIP error: invalid device function\n")
+    case = derived_case("ROCm version: 6.2.0\nGPU: AMD Radeon RX 7800 XT\nRuntimeError: HIP error: invalid device function\n")
     assert case.value("gfx_arch_real") == "gfx1101"
     assert case.value("arch_supported") == "no"
     assert case.value("arch_known") == "yes"
 
 
 def test_case_facts_rx9070xt_on_rocm64_is_supported() -> None:
-    case = _case("ROCm version: 6.4.1\nGPU: AMD Radeon RX 9070 XT\nRuntimeError: No HIP GPUs are available\n")
+    case = derived_case("ROCm version: 6.4.1\nGPU: AMD Radeon RX 9070 XT\nRuntimeError: No HIP GPUs are available\n")
     assert case.value("gfx_arch_real") == "gfx1201"
     assert case.value("arch_supported") == "yes"
 
 
 def test_case_facts_strix_halo_on_linux_70() -> None:
-    case = _case("ROCm version: 7.0.1\nGPU: AMD Radeon 8060S\nMemory access fault by GPU node-1\n")
+    case = derived_case("ROCm version: 7.0.1\nGPU: AMD Radeon 8060S\nMemory access fault by GPU node-1\n")
     assert case.value("gfx_arch_real") == "gfx1151"
     assert case.value("arch_supported") == "yes"
 
