@@ -217,3 +217,14 @@ def test_a_later_session_without_a_stopped_thread_forgets_the_earlier_one() -> N
                 "#0  0x00007ffff6a1b3c4 in hipLaunchKernel () from /opt/rocm/lib/libamdhip64.so.6", "",
                 'Thread 3 (Thread 0x7ffdad9ff640 (LWP 12))', "#0  0x00007ffff7ce7117 in poll () from /lib/x86_64-linux-gnu/libc.so.6")
     assert not any(s.crashing and s.thread == "3" for s in case.stacks)
+
+
+def test_the_handler_frame_with_its_address_and_library_as_crash_handlers_print_it() -> None:
+    """darktable's crash handler runs gdb, which prints '#2 0x... in <signal handler called> () at /usr/lib/libc.so.6'
+    (https://github.com/darktable-org/darktable/issues/10707): the stack starts at the frame that received the signal."""
+    text = (Path(__file__).parent / "fixtures" / "failure-wordings"
+            / "AD-13-darktable-segfault-free-in-libamdocl64-platform-init.txt").read_text(encoding="utf-8")
+    frames = _crashing(parse([artifact(text)]))
+    assert (frames[0].index, frames[0].symbol, _base(frames[0].module)) == (0, "free", "libc.so.6")
+    assert _base(frames[1].module) == "libamdocl64.so" and frames[1].text.startswith("#4 ")
+    assert not any(f.symbol in ("wait4", "<signal handler called>") for f in frames)

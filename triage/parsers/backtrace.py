@@ -32,7 +32,9 @@ from triage.parsers.lines import Needles
 
 # "owner/repo#N": GitHub renders "#N" as a link to an issue, and a copy of the page keeps the repository's name
 _FRAME = lazy(r"^\s*(?P<repo>[A-Za-z0-9][A-Za-z0-9-]{0,38}/[\w.-]{1,100})?#(?P<i>\d{1,3})\s+(?P<rest>\S.*)")
-_HANDLER_CALLED = "<signal handler called>"
+# gdb's marker of the frame a signal handler was called on: bare in a live backtrace, with the trampoline's address and
+# library in some builds and crash handlers ("#2  0x00007fc9... in <signal handler called> () at /usr/lib/libc.so.6").
+_HANDLER_CALLED = lazy(r"^(?:0x[0-9a-fA-F]+\s+in\s+)?<signal handler called>(?:\s*\(\))?(?:\s+(?:at|from)\s+\S+)?\s*$")
 _ADDRESS = lazy(r"^(?P<a>0x[0-9a-fA-F]+)(?:\s+in\s+|\s+)")
 # The frame's tail parts are tried where a run of white space starts (from inside it they match only where its start
 # does): tried from each space of a long run, each took 0.05-0.07 s to fail on a frame line of 4,000 spaces.
@@ -257,7 +259,7 @@ def _fields(m: re.Match[str] | None) -> dict | None:
     word`` is as likely a sentence that starts with an issue reference."""
     if m is None:
         return None
-    if m["rest"].strip() == _HANDLER_CALLED:
+    if _HANDLER_CALLED.match(m["rest"].strip()):
         return {"handler": True}
     fields = parse_frame_text(m["rest"])
     if fields is not None and m["repo"] and not fields.keys() & {"address", "module", "file"}:
