@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import derived_case
 
 FIXTURES = Path(__file__).parent / "fixtures" / "facts"
@@ -82,3 +84,21 @@ def test_a_processors_integrated_radeon_is_a_weak_vote() -> None:
     # the same line with a strong AMD word of its own still votes strong, and a card's name is a GPU's
     assert _votes("Ryzen 9 7940HS w/ Radeon 780M Graphics, gfx1103\n") == [("amd", 3)]
     assert _votes("GPU: AMD Radeon RX 7900 XTX\n") == [("amd", 3)]
+
+
+@pytest.mark.parametrize("line", [
+    # ollama's server log names the GPU library it loaded: https://github.com/ollama/ollama/issues/5929 (its form)
+    'time=2024-07-24T16:07:57.350+02:00 level=INFO source=server.go:168 msg=offload library=rocm layers.requested=-1\n',
+    # ggml's ROCm buffer names
+    'error loading model: unable to allocate ROCm0 buffer\n',
+    'llm_load_tensors:  ROCm_Host buffer size =   281.81 MiB\n',
+    # a ROCm library's own test client under gdb
+    'Thread 1 "hipblas-test" received signal SIGABRT, Aborted.\n',
+    'rocblas-bench -f gemm -r f32_r -m 4096 -n 4096 -k 4096\n',
+])
+def test_rocm_builds_own_names_say_amd(line: str) -> None:
+    assert _vendor(line) == "amd"
+
+
+def test_cuda_library_in_ollama_is_not_amd() -> None:
+    assert _vendor('msg="inference compute" id=GPU-1 library=cuda compute=8.6 name="NVIDIA GeForce RTX 3080"\n') == "nvidia"

@@ -48,6 +48,10 @@ _AMD_STRONG = lazy(
     r"\bgfx\d{3,4}\b|\bgfx9\d[ac]\b|\bRadeon\b|\bInstinct\b|libamdhip64|amdhip64|\bROCm\b|/opt/rocm|\bhipError\w+"
     r"|HSA_STATUS_\w+|\bamdgpu\b|librocblas|rocBLAS|hipBLASLt|MIOpen|AMD_LOG_LEVEL|HSA_OVERRIDE_GFX_VERSION"
     r"|HIP_LAUNCH_BLOCKING=1|AMD_SERIALIZE_KERNEL|TORCH_USE_HIP_DSA|\+rocm\d|\bHIPRTC_ERROR_\w+"
+    # ollama's GPU library (library=rocm), ggml's ROCm buffer and device names (ROCm0, ROCm_Host), a ROCm library's
+    # own test and benchmark clients (rocblas-bench, hipblas-test, rccl-tests, MIOpenDriver)
+    r"|\blibrary=(?i:rocm)\b|\bROCm(?:\d+|_Host)\b|\b(?:hip|roc)(?:blas|blaslt|solver|sparse|fft|rand|prim)\w*[-_](?:test|bench|client)s?\b"
+    r"|\brccl-tests?\b|\bMIOpenDriver\b"
     # a Radeon model number however short ("RX 580", "rx7900xtx"), AMD's PCI vendor id (lspci -nn, vfio, ollama's name=)
     r"|\b(?i:RX) ?\d{3,4}(?:\s?XTX?|\s?GRE)?\b|\[1002:[0-9a-fA-F]{4}\]|\bname=1002:[0-9a-fA-F]{4}\b")
 # ZLUDA runs CUDA programs on AMD GPUs through a stand-in nvcuda.dll: its lines name NVIDIA's files on an AMD GPU.
