@@ -1,7 +1,7 @@
 """Weak evidence alone names no cause: a bare segfault, a null read in a library outside the GPU
-stack, a general-protection fault, an exit code. None gives a class at 0.45 or more, and none adds
-a candidate above 0.2. A crash in the HIP runtime with nothing more is a runtime crash, not a
-specific cause."""
+stack, a general-protection fault, an exit code, a failed build step, a glibc heap abort. None
+gives a class at 0.45 or more, and none adds a candidate above 0.2. A crash in the HIP runtime
+with nothing more is a runtime crash, not a specific cause."""
 
 from __future__ import annotations
 
@@ -30,6 +30,10 @@ WEAK = {
     "an exit code": "Process exited with code 3221225477\n",
     "an exit status of a runner": 'level=ERROR source=sched.go:339 msg="error loading llama server" error="llama runner process has terminated: exit status 0xc0000005 "\n',
     "a Windows access violation with no module": "Exception Code: 0xC0000005\n",
+    "a failed build step": "make: *** [Makefile:24: test] Aborted (core dumped)\n",
+    "a stopped ninja build": "FAILED: src/CMakeFiles/app.dir/main.cpp.o\nninja: build stopped: subcommand failed.\n",
+    "a glibc heap abort": "free(): invalid pointer\nAborted (core dumped)\n",
+    "a double free": "double free or corruption (out)\nAborted\n",
 }
 
 
@@ -38,6 +42,13 @@ def test_weak_evidence_alone_names_no_class(text: str) -> None:
     diagnoses = _diagnoses(text)
     assert diagnoses[0].klass == "unknown"
     assert all(d.score <= 0.2 for d in diagnoses[1:]), [(d.id, d.score) for d in diagnoses[1:]]
+
+
+def test_cudas_allocation_failure_alone_names_no_amd_class() -> None:
+    """PyTorch on CUDA and ggml's CUDA builds print it; ROCm builds say HIP or ROCm (or print it beside ROCm's names)."""
+    diagnoses = _diagnoses("RuntimeError: CUDA error: out of memory\n")
+    assert diagnoses[0].klass == "unknown"
+    assert all(d.score <= 0.2 for d in diagnoses[1:] if d.klass != "outside-gpu-stack"), [(d.id, d.score) for d in diagnoses]
 
 
 def test_a_general_protection_fault_has_no_invented_address() -> None:
