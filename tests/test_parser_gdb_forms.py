@@ -228,3 +228,17 @@ def test_the_handler_frame_with_its_address_and_library_as_crash_handlers_print_
     assert (frames[0].index, frames[0].symbol, _base(frames[0].module)) == (0, "free", "libc.so.6")
     assert _base(frames[1].module) == "libamdocl64.so" and frames[1].text.startswith("#4 ")
     assert not any(f.symbol in ("wait4", "<signal handler called>") for f in frames)
+
+
+@pytest.mark.parametrize("marker", [
+    "#1  <signal handler called>",
+    "#1  0x00007f5e7a242520 in <signal handler called> () from /lib/x86_64-linux-gnu/libc.so.6",
+    "#1  0x00007f5e7a242520 in <signal handler called> () at sigaction.c:0",
+    "#1  0x00007f5e7a242520 in <signal handler called>",
+])
+def test_every_form_of_the_handler_marker_ends_the_handlers_frames(marker: str) -> None:
+    text = ("#0  0x000055d0c3a1f001 in crash_handler ()\n" + marker + "\n"
+            "#2  0x00007f3c2a4a0b10 in hipMemcpy () from /opt/rocm/lib/libamdhip64.so.6\n"
+            "#3  0x000055d0c3a1e3f4 in main ()\n")
+    frames = _crashing(parse([artifact(text)]))
+    assert [(f.index, f.symbol) for f in frames] == [(0, "hipMemcpy"), (1, "main")]

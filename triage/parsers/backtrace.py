@@ -16,8 +16,9 @@ Frame forms read (one per line, innermost first)::
                                               copied from a GitHub page, where "#5" had become an issue link
 
 A program that installs its own signal handler (an HPC runtime's freeze-on-error, Python's faulthandler, a
-crash reporter) shows gdb the handler's frames, then ``<signal handler called>``, then the frames that
-received the signal. The stack keeps only those: the frame after the marker is frame 0, where the fault
+crash reporter) shows gdb the handler's frames, then ``<signal handler called>`` (in some builds with the
+trampoline's address and library: ``#2 0x... in <signal handler called> () at /usr/lib/libc.so.6``), then the
+frames that received the signal. The stack keeps only those: the frame after the marker is frame 0, where the fault
 happened (and its address is the faulting instruction's, not a return address), and the stack is the
 crashing one. The handler's own frames (``sleep``, ``abort``) are no fault and are left out of it.
 """
