@@ -136,3 +136,11 @@ def test_what_a_sentence_quotes_weighs_as_a_programs_line(tmp_path) -> None:
     assert triage([str(tmp_path / "said.txt")]).top.klass == "no-code-object"
     plain = triage([str(tmp_path / "unquoted.txt")])
     assert plain.top.klass == "unknown"  # the same words told, not quoted, weigh as a person's
+
+
+def test_a_printed_c_condition_is_a_program_line_not_prose() -> None:
+    # clr's guarantee() prints the failed check's source text (ROCm/clr#173's form): code, though worded like a sentence
+    from triage.parsers.lines import is_prose
+    assert not is_prose('((global_flag & HSA_REGION_GLOBAL_FLAG_COARSE_GRAINED) != 0) && ("Memory Segments that are '
+                        'not fine grained has to be coarse grained")')
+    assert is_prose("I checked that the memory segments are fine grained and it still fails after the update")

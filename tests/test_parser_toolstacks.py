@@ -122,3 +122,28 @@ def test_go_and_gdb_lines_make_no_lldb_or_julia_stack(tmp_path: Path) -> None:
             "signal handler called\n")
     case = _run(tmp_path, "go.txt", text).case
     assert not [s for s in case.stacks if s.form in ("lldb", "valgrind", "julia")]
+
+
+def test_julia_report_pasted_from_its_expression_line_is_still_the_crashing_stack(tmp_path: Path) -> None:
+    # The signal line cut off the paste (JuliaGPU/AMDGPU.jl#338's form): the report's unnumbered frames follow
+    # "in expression starting at", which an uncaught Julia error prints after numbered frames instead.
+    text = ("in expression starting at REPL[7]:1\n"
+            "_ZNK4rocr4core12SharedSignal7IsValidEv at /w/.julia/artifacts/e/lib/libhsa-runtime64.so (unknown line)\n"
+            "hsa_signal_destroy at /w/.julia/artifacts/e/lib/libhsa-runtime64.so (unknown line)\n"
+            "hsa_signal_destroy at /w/.julia/packages/AMDGPU/FA0AP/src/hsa/LibHSARuntime.jl:253\n")
+    result = _run(tmp_path, "julia.txt", text)
+    [stack] = [s for s in result.case.stacks if s.form == "julia"]
+    assert stack.crashing and len(stack.frames) == 3
+    assert stack.frames[0].module.endswith("libhsa-runtime64.so") and result.case.value("signal") is None
+    assert result.top.klass == "runtime-crash"
+
+
+def test_julia_uncaught_error_location_makes_no_crash_stack(tmp_path: Path) -> None:
+    text = ("ERROR: LoadError: UndefVarError: `x` not defined\n"
+            "Stacktrace:\n"
+            " [1] top-level scope\n"
+            "   @ ~/run.jl:3\n"
+            "in expression starting at /home/u/run.jl:3\n"
+            "in expression starting at /home/u/main.jl:1\n")
+    case = _run(tmp_path, "julia.txt", text).case
+    assert not [s for s in case.stacks if s.form == "julia"]

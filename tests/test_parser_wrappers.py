@@ -185,3 +185,16 @@ def test_a_task_label_under_a_ci_clock_is_cut_too(tmp_path: Path) -> None:
 def test_a_prefix_is_found_on_the_first_line_as_on_any_other(text: str) -> None:
     unwrapped, _ = unwrap(_artifact(text))
     assert "hipErrorNoBinaryForGpu" in unwrapped.lines and "plain line" in unwrapped.lines
+
+
+def test_pytest_live_log_prefix_is_cut() -> None:
+    # A test's captured command output through pytest's live log (TheRock's sanity tests, ROCm/TheRock#3312's form).
+    text = ("ERROR    test_rocm_sanity:test_rocm_sanity.py:48 ==714==ERROR: AddressSanitizer: heap-use-after-free on "
+            "address 0x7bb39bde4790 at pc 0x7f439d3faf91 bp 0x7ffc07a72230 sp 0x7ffc07a72228\n"
+            "ERROR    test_rocm_sanity:test_rocm_sanity.py:48     #0 0x7f439d3faf90  "
+            "(/__w/TheRock/TheRock/build/bin/../lib/libhsa-runtime64.so.1+0x1faf90)\n"
+            "INFO     test_rocm_sanity:test_rocm_sanity.py:33 ++ Run [/build/bin]$ ./hipcc_check\n")
+    lines = unwrap(_artifact(text))[0].lines
+    assert lines[0].startswith("==714==ERROR: AddressSanitizer: heap-use-after-free")
+    assert lines[1].startswith("    #0 0x7f439d3faf90  (/__w/")
+    assert lines[2] == "++ Run [/build/bin]$ ./hipcc_check"

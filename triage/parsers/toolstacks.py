@@ -55,7 +55,7 @@ _JL_FRAME = lazy(r"^(?:unknown function \(ip: (?P<ip>0x[0-9a-fA-F]+)\)(?: at (?P
 _JL_SKIP = lazy(r"^in expression starting at ")
 
 _NEEDLES = Needles(_LLDB_THREAD, r"^\s*\*?\s*frame #\d", r"^==\d+==\s+(?:at|by) 0x", _VG_TERMINATING, _VG_ADDRESS,
-                   _VG_ERROR, _JL_SIGNAL)
+                   _VG_ERROR, _JL_SIGNAL, _JL_SKIP)
 JULIA_STACK_LINES = 400  # a Julia stack is read up to this many lines after its signal line
 
 
@@ -73,6 +73,13 @@ def parse(artifact: Artifact, case: Case) -> None:
             _close(case, stack, crashing, thread)
             stack, crashing, thread = [], False, None
             julia_until = _julia(artifact, index, case, _SIGNAL_NUMBERS.get(m["a"] or m["b"] or ""))
+            continue
+        if _JL_SKIP.match(text.strip()) and _julia_frame_follows(artifact, index):
+            # Julia's crash report pasted from its second line: "in expression starting at" is followed by the
+            # report's unnumbered frames only there (an uncaught error prints "Stacktrace:" and numbered frames)
+            _close(case, stack, crashing, thread)
+            stack, crashing, thread = [], False, None
+            julia_until = _julia(artifact, index, case, None)
             continue
         frame = _lldb_frame(text, where) or _valgrind_frame(text, where)
         if frame is not None and frame.index < 0:  # Valgrind's "by": the next frame of the open stack
@@ -138,6 +145,14 @@ def _valgrind_frame(text: str, where: Where) -> Frame | None:
     if symbol:
         frame.symbol_source = "input"
     return frame
+
+
+def _julia_frame_follows(artifact: Artifact, index: int) -> bool:
+    """Whether the line after ``index`` is a frame of Julia's crash report."""
+    if index + 1 >= len(artifact.lines):
+        return False
+    line = artifact.lines[index + 1].strip()
+    return bool(_JL_FRAME.match(line)) and not _JL_SKIP.match(line)
 
 
 def _julia(artifact: Artifact, start: int, case: Case, signal: str | None) -> int:

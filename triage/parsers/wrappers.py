@@ -48,6 +48,8 @@ _SIMPLE = (
     lazy(r"\[?" + _CLOCK + r"\]?:? +"),  # CI runners, containers, ComfyUI's [clock]
     lazy(r"-? ?[\w.]{1,64} - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "),  # Python logging's usual format, after its clock
     lazy(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:"),  # Python logging's default (basicConfig) format
+    # pytest's live log ("%(levelname)-8s %(name)s:%(filename)s:%(lineno)d "): a test's captured command output
+    lazy(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +[\w.]{1,64}:[\w.-]{1,64}\.py:\d{1,6} "),
     lazy(r"(?:> )+"),  # a quoted reply (not Python's >>> prompt: it has no space after the first >)
     # Ray's and vLLM's worker tags: "(RayWorkerWrapper pid=4711, ip=10.0.0.5) ", "(VllmWorker rank=0 pid=4711) ".
     lazy(r"\((?:[A-Za-z_][\w.-]{0,63} )?(?:[a-z_]{1,16}=[\w.:-]{1,64},? )*pid=\d{1,10}"
@@ -63,7 +65,7 @@ _COMPOSE_MIN_LINES = 2
 # where a MULTILINE "^" is tried at every character (a quarter of the time on a 90 KB log).
 _ANY = lazy(r"\n(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| "
             r"|\([^()\n]{0,120}pid=\d|\[\d{1,6},\d{1,6}\]<|\d{1,4}\|[\w.-]|\d{1,5}: "
-            r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,64}:)")
+            r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::[\w.]{1,64}:| +[\w.]{1,64}:[\w.-]{1,64}\.py:\d))")
 # srun --label: the task's number before each line ("0: "). Cut only where most lines carry one and the numbers
 # repeat (a numbered list or grep -n counts up instead).
 _TASK = lazy(r"(?P<task>\d{1,5}): ")
