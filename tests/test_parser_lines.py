@@ -143,4 +143,5 @@ def test_a_printed_c_condition_is_a_program_line_not_prose() -> None:
     from triage.parsers.lines import is_prose
     assert not is_prose('((global_flag & HSA_REGION_GLOBAL_FLAG_COARSE_GRAINED) != 0) && ("Memory Segments that are '
                         'not fine grained has to be coarse grained")')
-    assert is_prose("I checked that the memory segments are fine grained and it still fails after the update")
+    # parentheses joined by && in a person's sentence stay prose: only a quoted message after the && marks a check
+    assert is_prose("It fails only when (the card is in the box) && (the box is on the shelf) and never otherwise")

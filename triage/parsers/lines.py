@@ -76,8 +76,8 @@ _MACHINE_MARK = lazy(
     r"^\s*(?!(?i:edit|update|upd|ps)\b)[\w.+\[\]-]+:\s"  # a program's prefix; a forum's "Edit:" is a person's
     r"|^\W*+(?:(?<=\. )|\w[\w.]*+ )(?:error|warning)\s*:|\b(?:hip|hsa|cuda)Error[A-Z]\w*|HSA_STATUS_\w+"
     r"|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}="
-    # a C condition as an assertion or clr's guarantee prints it: parenthesised operands joined by && || == !=
-    r"|\)\s*(?:&&|\|\||[!=]=)\s*\("
+    # a C condition as an assertion or clr's guarantee prints it: the check, && and its quoted message
+    r"|\)\s*&&\s*\(\s*\""
     # Windows' loader speaks in sentences: "The procedure entry point X could not be located in the dynamic link library"
     r"|The code execution cannot (?:proceed|continue) because|The procedure entry point|\bdynamic link library\b"
     r"|The specified (?:module|procedure) could not be found|\[WinError \d+\]|\(0x0*7[EF]\)"
