@@ -193,3 +193,13 @@ def test_rocminfos_cpu_agent_is_no_gpu_name_and_wsls_d3d12_escape_says_wsl() -> 
     assert facts["wsl"] == "yes"
     gpu = parse([artifact("  Marketing Name:          AMD Radeon RX 7900 XTX\n")]).flat_facts()
     assert gpu["gpu_name"] == "AMD Radeon RX 7900 XTX"
+
+
+def test_a_device_list_is_one_value_and_an_argument_list_stops_at_its_comma() -> None:
+    from tests.conftest import derived_case, fact_values
+
+    listed = derived_case('$ ROCR_VISIBLE_DEVICES=0,1 HIP_VISIBLE_DEVICES=GPU-7685bd29c5086f3d,GPU-12ab34cd ./app')
+    assert fact_values(listed, "env_ROCR_VISIBLE_DEVICES") == ["0,1"]
+    assert fact_values(listed, "env_HIP_VISIBLE_DEVICES") == ["GPU-7685bd29c5086f3d,GPU-12ab34cd"]
+    called = derived_case("launch(HIP_VISIBLE_DEVICES=0,verbose=1)")
+    assert fact_values(called, "env_HIP_VISIBLE_DEVICES") == ["0"]

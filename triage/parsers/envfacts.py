@@ -65,7 +65,8 @@ _ENV_KEYS = (r"LD_LIBRARY_PATH|LD_PRELOAD|HSA_OVERRIDE_GFX_VERSION|HIP_VISIBLE_D
              r"|HSA_ENABLE_SDMA|HIP_LAUNCH_BLOCKING|AMD_SERIALIZE_KERNEL")
 # KEY=v, KEY: v (a listing), os.environ["KEY"] = "v", os.environ.setdefault("KEY", "v") / setenv / putenv; and the
 # space-separated forms of a Dockerfile (ENV KEY v), fish (set -x KEY v) and cmd (setx KEY v).
-_ENV_VALUE = r"(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`),]*)"
+# A bare value stops at a comma (an argument list goes on after it), except a list of device indexes or GPU UUIDs.
+_ENV_VALUE = r"(?P<v>\"[^\"]*\"?|'[^']*'?|[^\s`),]*(?:,(?:\d{1,3}|GPU-[0-9a-fA-F]{4,32})(?![\w-]))*)"
 _ENV_ASSIGN = lazy(r"\b(?P<k>" + _ENV_KEYS + r")(?:=|:[ \t]?|[\"']\]?[ \t]*[=,][ \t]*)(?![A-Z][A-Z0-9_]*:)"  # not the next key
                    + _ENV_VALUE)
 _NEXT_KEY = lazy(r"[A-Z][A-Z0-9]*_[A-Z0-9_]*")  # a variable's name where its value should be
