@@ -269,3 +269,40 @@ def test_a_broken_table_says_which_entry(tmp_path) -> None:
             load_tables(tmp_path)
     finally:
         load_tables.cache_clear()
+
+
+# --- an integrated GPU that rocminfo reports as another processor ---------------------------------------------
+
+# rocminfo's GPU agent on a Renoir APU under an old ROCm (ROCm/aomp#102): the agent's own name is the chip.
+RENOIR_AS_GFX900 = """\
+*******
+Agent 2
+*******
+  Name:                    gfx900
+  Marketing Name:          Renoir
+"""
+
+
+def test_an_igpu_reported_as_a_kin_processor_is_its_own_chip() -> None:
+    got = facts(RENOIR_AS_GFX900)
+    assert (got["gfx_arch_real"], got["arch_reported_as"], got["apu"]) == ("gfx90c", "gfx900", "yes")
+
+
+@pytest.mark.parametrize("text", [
+    # a discrete card named beside another gfx name: an override the log does not show, far more often
+    "  Name:                    gfx1030\n  Uuid:                    GPU-XX\n  Marketing Name:          AMD Radeon RX 6700 XT\n",
+    # the override is in the log: the product is the real chip, as for every override, but nothing is a stand-in
+    "HSA_OVERRIDE_GFX_VERSION=9.0.0\n" + RENOIR_AS_GFX900,
+    # the Marketing Name belongs to another agent (the CPU's "Name:" is nearer than the GPU's)
+    "  Name:                    gfx900\n*******\nAgent 1\n*******\n  Name:                    AMD Ryzen 7 4800U\n"
+    "  Marketing Name:          Renoir\n",
+])
+def test_no_stand_in_without_an_igpu_agent_pair(text: str) -> None:
+    assert "arch_reported_as" not in facts(text)
+
+
+def test_the_stand_in_needs_one_pair_for_the_whole_case() -> None:
+    """Two integrated agents reported as different processors settle nothing."""
+    two = RENOIR_AS_GFX900 + "  Name:                    gfx902\n  Marketing Name:          Cezanne\n"
+    got = facts(two)
+    assert "arch_reported_as" not in got

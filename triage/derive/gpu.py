@@ -12,6 +12,11 @@ one of the GPU's node gives the override facts.
 
 1. a product name (``Radeon RX 6800``) when an override is set, or when no gfx name is reported
    (or the reported one is the override's);
+1b. the integrated GPU that rocminfo's agent names beside another gfx name it reports, with no override in the log
+   (``Name: gfx900`` over ``Marketing Name: Renoir``): a release that does not know the iGPU runs it as a kin
+   processor, or an override the log does not show does; either way the agent's own name is the chip, and
+   ``arch_reported_as`` keeps the stand-in. A discrete card paired with another name (an RX 6700 XT as gfx1030) is
+   left as reported: that is an unseen override far more often, and the reported processor is what ran;
 2. the gfx arch the runtime or a tool reports, when it is not the override's;
 3. a product name;
 4. the processor HIP's loader found no code object for (``missing_code_object_arch``: "No compatible code objects
@@ -57,6 +62,12 @@ _PER_DEVICE = lazy(r"\bHSA_OVERRIDE_GFX_VERSION_(?P<n>\d{1,2})(?:[\"']\]?)?(?:[ 
                    r"(?P<v>\d{1,2}(?:\.\d{1,2}){0,2}|gfx[0-9a-f]{3,4})(?![\w.])")
 _PER_DEVICE_NAME = "HSA_OVERRIDE_GFX_VERSION_"
 _GPU_NODE = lazy(r"\bGPU node-(?P<n>\d{1,2})\b")
+
+# rocminfo's agent block prints "Name:" (the gfx processor for a GPU agent), "Uuid:", then "Marketing Name:"; a
+# grep for both keeps the two lines next to each other.
+_AGENT_NAME = lazy(r"^\s*Name:\s+(?P<arch>gfx[0-9a-f]{3,4})\s*$")
+_AGENT_ANY_NAME = lazy(r"^\s*(?:Name|Agent \d+|\*{3,})\b")
+_MARKETING = lazy(r"^\s*Marketing Name:\s+(?P<name>\S.*?)\s*$")
 
 
 def override_arch(value: str) -> str | None:
@@ -126,6 +137,43 @@ def _lacking(case: Case, overriding: str | None) -> tuple[str, Fact] | None:
     (``gfx90a:sramecc+:xnack-`` is gfx90a), when every such line names the same one and it is not the override's."""
     found = _unanimous(case.facts.get("missing_code_object_arch", []), lambda f: f.value.split(":")[0])
     return found if found and found[0] != overriding else None
+
+
+def _agent_arch(lines: list[str], number: int) -> str | None:
+    """The gfx name of the agent whose "Marketing Name:" is line ``number``: the nearest "Name:" line at most three
+    lines above, with no other agent's header between."""
+    for i in range(number - 1, max(number - 4, -1), -1):
+        if m := _AGENT_NAME.match(lines[i]):
+            return m["arch"]
+        if _AGENT_ANY_NAME.match(lines[i]):
+            return None
+    return None
+
+
+def _stand_in(case: Case, tables: Tables, reported: Fact) -> tuple[str, Fact] | None:
+    """The integrated GPU rocminfo's agent names when it differs from the reported gfx name of that agent (see 1b):
+    every such agent of the case must name the same pair, and the reported fact must be that agent's gfx name."""
+    pairs = set()
+    hit = None
+    for artifact in case.artifacts:
+        if "Marketing Name" not in artifact.text:
+            continue
+        lines = artifact.lines
+        for number, line in enumerate(lines):
+            if not (m := _MARKETING.match(line)):
+                continue
+            name = m["name"]
+            named = tables.arch_of_product(name) or tables.arch_of_codename(name)
+            agent = _agent_arch(lines, number)
+            chip = tables.arch(named) if named else None
+            if chip is None or not chip.apu or agent is None or agent == named or tables.arch(agent) is None:
+                continue
+            pairs.add((agent, named))
+            hit = Fact("gpu_product", name, Where(artifact.name, number + 1), line.strip(), 60)
+    if len(pairs) != 1 or hit is None:
+        return None
+    (shown, named), = pairs
+    return (named, hit) if shown == reported.value else None
 
 
 def _family(case: Case, kernel: str) -> str | None:
@@ -221,8 +269,12 @@ def derive(case: Case, tables: Tables) -> None:
             product = (arch, fact)
             break
     real = None
+    stand_in = _stand_in(case, tables, reported) if reported and not override else None
     if product and (overriding or not reported or reported.value == overriding):
         real = product
+    elif stand_in:
+        real = stand_in
+        _add(case, "arch_reported_as", reported.value, reported, 60)
     elif reported and reported.value != overriding:
         real = (reported.value, reported)
     elif product:
