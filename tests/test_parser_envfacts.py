@@ -41,6 +41,21 @@ def test_target_lists_are_not_gpus() -> None:
     assert parse([artifact(text)]).flat_facts()["gfx_archs"] == ["gfx1151"]
 
 
+def test_a_table_of_supported_gpus_names_no_gpu_of_the_machine() -> None:
+    """A program's list of the GPUs it supports (Mojo's, on an NVIDIA card) pairs targets with products: neither
+    is the machine's, though one of them is an integrated Radeon."""
+    text = ("  AMD: gfx90a (MI250X), gfx942 (MI300X), gfx1030 (Radeon 6900), gfx1103 (Radeon 780M), "
+            "gfx1150/gfx1151/gfx1152 (Radeon 8xx), gfx1201 (Radeon 9070)\n")
+    case = parse([artifact(text)])
+    derive(case, load_tables())
+    facts = case.flat_facts()
+    assert "gfx_arch" not in facts and "gpu_product" not in facts and "gfx_arch_real" not in facts
+    # one processor with its product on a line is still the machine's
+    one = parse([artifact("  gfx1103 (Radeon 780M), 16 GiB shared\n")])
+    derive(one, load_tables())
+    assert one.flat_facts()["gfx_arch_real"] == "gfx1103"
+
+
 def test_bundled_and_system_versions() -> None:
     text = "• Bundled in the component: HIP 7.2.53210.41ce572d55, COMGR 3.0, LLVM 22.0git\n• In /opt/rocm/lib: HIP 7.16.26385, COMGR 3.5\n"
     facts = parse([artifact(text)]).flat_facts()

@@ -20,6 +20,7 @@ from triage.parsers.vendor import CPU_NAME
 
 GFX = lazy(r"(?<![\w])gfx(?P<n>\d{3,4}|\d{2,3}[a-f])(?![\w])")
 _GENERIC = lazy(r"(?<![\w-])gfx\d+(?:-\d+)?-generic\b")
+LISTED = 3  # distinct gfx names on one line that make it a list of targets
 _TARGET_LIST = lazy(r"gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx\w+['\"]?\s*[;, ]\s*['\"]?gfx|offload-arch|AMDGPU_TARGETS"
                           r"|GPU_TARGETS|^\s*\d+\s+hip|supported types", re.I)
 # A build's own settings name what it compiles for, never the GPU of the machine (parsers/buildtargets.py reads
@@ -109,12 +110,18 @@ def parse(artifact: Artifact, case: Case) -> None:
                 read(text, where, case)
 
 
+def _lists_targets(text: str) -> bool:
+    """Whether the line lists targets rather than naming a machine's GPU: a build's target list, or three or more
+    processors named on one line (a program's table of the GPUs it supports: "gfx90a (MI250X), gfx942 (MI300X), ...")."""
+    return _TARGET_LIST.search(text) is not None or len({m.group(0) for m in GFX.finditer(text)}) >= LISTED
+
+
 def _gpu(text: str, where: Where, case: Case) -> None:
     if m := _GPU_IN_USE.search(text):
         case.add_fact("gfx_arch", m["g"], where, text.strip(), 60)
         case.add_fact("gfx_archs", m["g"], where, text.strip(), 60)
         return
-    if "gfx" in text and not _TARGET_LIST.search(text):
+    if "gfx" in text and not _lists_targets(text):
         cuts = [m.start() for m in (_BUILD_SETTING.search(text), _REQUIREMENT.search(text)) if m]
         machine = text[:min(cuts)] if cuts else text
         score = _gfx_score(machine, where, case)
@@ -185,7 +192,7 @@ def _versions(text: str, where: Where, case: Case) -> None:
 def _product(text: str, where: Where, case: Case) -> None:
     """The product name with its neighbourhood on the line (a long line's start may be far from it: TensorFlow's
     "Created TensorFlow device (...) -> physical GPU (device: 0, name: Ellesmere [Radeon RX 470/480/...]")."""
-    if case.kind_of(where) != "frame" and (m := _PRODUCT.search(text)):
+    if case.kind_of(where) != "frame" and (m := _PRODUCT.search(text)) and not ("gfx" in text and _lists_targets(text)):
         line = text.strip()
         if len(line) > 200:  # a window of whole words around the name
             start = text.rfind(" ", 0, max(0, m.start() - 80)) + 1
