@@ -160,3 +160,26 @@ def test_folly_signal_line() -> None:
     text = ("*** Signal 11 (SIGSEGV) (0x0) received by PID 4242 (pthread TID 0x7f2b1c5a1000) (linux TID 4243) "
             "(code: address not mapped to object), stack trace: ***\n")
     assert parse([artifact(text)]).value("signal") == "SEGV"
+
+
+def test_gdb_frame_with_a_gcc_clone_and_its_argument_list_on_the_next_line() -> None:
+    """A long C++ name makes gdb print the whole argument list on a line of its own, after GCC's "[clone ...]"
+    (ROCm/clr#11, Blender in the HIP runtime's occupancy helper)."""
+    text = ("#0  0x00007fff84d58db8 in hip_impl::ihipOccupancyMax(int*, amd::Device const&, bool) [clone .constprop.0]\n"
+            "    (maxBlocksPerCU=maxBlocksPerCU@entry=0x7ffe609a7b68, inputBlockSize=1024, dynamicSMemSize=0)\n"
+            "    at /usr/src/debug/hip-runtime-amd/clr-rocm-5.6.0/hipamd/src/hip_platform.cpp:344\n"
+            "#1  0x00007fff84c43c35 in hipModuleOccupancyMaxPotentialBlockSize(int*, int*, hipFunction_t, size_t, int)\n"
+            "    ()\n"
+            "    at /usr/src/debug/hip-runtime-amd/clr-rocm-5.6.0/hipamd/src/hip_platform.cpp:426\n"
+            "#2  0x00005555580a265b in ccl::HIPDeviceKernels::load(ccl::HIPDevice*) ()\n")
+    frames = parse([artifact(text)]).stacks[0].frames
+    assert [f.index for f in frames] == [0, 1, 2]
+    assert frames[0].symbol == "hip_impl::ihipOccupancyMax(int*, amd::Device const&, bool)"
+    assert (frames[0].file_line, frames[1].file_line) == (344, 426)
+
+
+def test_an_indented_parenthesised_sentence_is_no_frame_continuation() -> None:
+    text = ("#0  0x00007fff84c43c35 in hipMalloc () from /opt/rocm/lib/libamdhip64.so.6\n"
+            "    (this happened twice, see below)\n")
+    [frame] = parse([artifact(text)]).stacks[0].frames
+    assert frame.symbol == "hipMalloc" and frame.module == "/opt/rocm/lib/libamdhip64.so.6"

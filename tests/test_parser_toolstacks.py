@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from triage.pipeline import triage
 
 FIXTURES = Path(__file__).parent / "fixtures" / "toolstacks"
@@ -147,3 +149,36 @@ def test_julia_uncaught_error_location_makes_no_crash_stack(tmp_path: Path) -> N
             "in expression starting at /home/u/main.jl:1\n")
     case = _run(tmp_path, "julia.txt", text).case
     assert not [s for s in case.stacks if s.form == "julia"]
+
+
+@pytest.mark.parametrize("engine", ["python", "hyperscan"])
+def test_julia_report_indented_by_its_paste_is_still_read(tmp_path: Path, engine: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # JuliaGPU/AMDGPU.jl#371: the report pasted inside a Markdown list, every line indented by a tab and spaces;
+    # the signal line's needle must choose it under both scanner engines (hyperscan anchors "^" at the line's start)
+    if engine == "hyperscan":
+        pytest.importorskip("hyperscan")
+    monkeypatch.setenv("TRIAGE_SCANNER", engine)
+    from triage.parsers import lines
+
+    lines._WHOLE.reset()
+    if engine == "hyperscan":
+        assert lines._WHOLE.scanner().prepare()
+    text = ("\t  [2199] signal (6.-6): Aborted\n"
+            "\t  in expression starting at REPL[3]:1\n"
+            "\t  unknown function (ip: 0x7f3bc216d83c)\n"
+            "\t  abort at /usr/lib/libc.so.6 (unknown line)\n"
+            "\t  __assert_fail at /usr/lib/libc.so.6 (unknown line)\n"
+            "\t  _ZNK4rocr3AMD8GpuAgent14AssembleShaderEPKcNS1_14AssembleTargetERPvRm at /j/lib/libhsa-runtime64.so"
+            " (unknown line)\n"
+            "\t  hsa_init at /j/lib/libhsa-runtime64.so (unknown line)\n")
+    try:
+        result = _run(tmp_path, "julia.txt", text)
+    finally:
+        monkeypatch.delenv("TRIAGE_SCANNER")
+        lines._WHOLE.reset()
+    [stack] = [s for s in result.case.stacks if s.form == "julia"]
+    assert stack.crashing and len(stack.frames) == 5 and result.case.value("signal") == "ABRT"
+    assert stack.frames[3].module == "/j/lib/libhsa-runtime64.so"
+    assert result.top.klass == "runtime-crash"
+

@@ -56,6 +56,8 @@ _BRACKETED = lazy(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}")  # "{lambda()#
 # C++ operators in a name ("operator->", "operator()", "operator<<"): read as the word "operator"
 _OPERATOR = lazy(r"\boperator(?:\(\)|\[\]|->\*?|<=>|<<=?|>>=?|&&|\|\||\+\+|--|[-+*/%^&|~!=<>,]=?)")
 _SYMBOL = lazy(r"^[A-Za-z_~$.][\w:~$.@*&]*(?:\s+const)?$")
+# GCC's suffix for a specialised copy of a function, which gdb prints after the name: "f(int) [clone .constprop.0]"
+_CLONE = lazy(r"(?:\s*\[clone \.[\w.]+\])+$")
 _WINDOWS_MODULE = lazy(r"^[\w.-]+\.(?:dll|exe|sys|pyd)$", re.IGNORECASE)
 _THREAD = lazy(r"Stack trace of thread (?P<t>\d+):|^Thread (?P<g>\d+(?:\.\d+)?) \(")
 
@@ -78,7 +80,8 @@ _REGISTER = lazy(
 )
 # gdb, in a terminal of limited width, moves "from LIB", "at FILE:LINE" and long argument lists of a
 # frame to the next line, indented; a pasted stack keeps those line breaks.
-_CONTINUATION = lazy(r"^\s{2,}(?:from\s+\S+|at\s+\S+:\d+|[\w<>@.]+=\S.*|<optimized out>.*)$")
+# A long name pushes the whole argument list to the next line: "    (this=0x0, n=4)" or "    ()".
+_CONTINUATION = lazy(r"^\s{2,}(?:from\s+\S+|at\s+\S+:\d+|[\w<>@.]+=\S.*|<optimized out>.*|\((?:\)|[\w<>@.]+=.*\)))$")
 # gdb's stop line after "... received signal SIGSEGV": where the program stopped, like frame #0 without the number.
 _STOP = lazy(r"^(?P<rest>0x[0-9a-fA-F]+ in \S.*|[A-Za-z_][\w:~<>]* \(.*)$")
 # Which thread gdb stopped in: its number on the stop line ('Thread 66 "python" received signal SIGSEGV'), and the
@@ -173,7 +176,7 @@ def parse_frame_text(rest: str) -> dict | None:
         rest = rest[: m.start()]
     if (cut := _argument_list(rest)) is not None:
         rest = rest[:cut]
-    rest = rest.strip()
+    rest = _CLONE.sub("", rest.strip())
     if rest in ("n/a", "??", "", "()"):  # "()": gdb's frame of a function without a name
         return out if ("address" in out or "module" in out) else None
     if "address" in out and "module" not in out and _WINDOWS_MODULE.match(rest):

@@ -49,7 +49,8 @@ _VG_ADDRESS = lazy(_VG + r"\s+(?:Access not within mapped region|Bad permissions
 _VG_ERROR = lazy(_VG + r"\s*Invalid (?P<rw>read|write) of size \d+")
 
 # Julia
-_JL_SIGNAL = lazy(r"^(?:\[\d+\] )?signal (?:\((?P<a>\d+)(?:\.-?\d+)?\)|(?P<b>\d+) \(-?\d+\)): \S")
+# indented when pasted inside a Markdown list or quote: the needle must choose the line under every scanner engine
+_JL_SIGNAL = lazy(r"^\s*(?:\[\d+\] )?signal (?:\((?P<a>\d+)(?:\.-?\d+)?\)|(?P<b>\d+) \(-?\d+\)): \S")
 _JL_FRAME = lazy(r"^(?:unknown function \(ip: (?P<ip>0x[0-9a-fA-F]+)\)(?: at (?P<m>\S+))?|"
                  r"(?P<s>\S.*?) at (?P<p>\S+?)(?: \(unknown line\)|:(?P<l>\d+)(?: \[inlined\])?))$")
 _JL_SKIP = lazy(r"^in expression starting at ")
