@@ -102,3 +102,15 @@ def test_rocm_builds_own_names_say_amd(line: str) -> None:
 
 def test_cuda_library_in_ollama_is_not_amd() -> None:
     assert _vendor('msg="inference compute" id=GPU-1 library=cuda compute=8.6 name="NVIDIA GeForce RTX 3080"\n') == "nvidia"
+
+
+def test_pytorch_cudnn_version_check_naming_miopen_versions_is_amd() -> None:
+    # PyTorch built on ROCm 5.0 run on ROCm 5.1: https://github.com/xuhuisheng/rocm-gfx803/issues/13 -- ROCm builds call
+    # MIOpen "cuDNN", and MIOpen's versions (2.x, 3.x) are not cuDNN's
+    miopen = "cuDNN version incompatibility: PyTorch was compiled against (2, 15, 0) but linked against (2, 16, 0)\n"
+    assert _vendor(miopen) == "amd"
+    assert ("nvidia", 3) not in _votes(miopen)
+    # the same check on CUDA: https://github.com/RaleLee/Co-GAT/issues/2
+    cudnn = ("cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime version (8, 3, 3)."
+             " PyTorch already comes bundled with cuDNN.\n")
+    assert _vendor(cudnn) == "nvidia"
