@@ -306,3 +306,15 @@ def test_the_stand_in_needs_one_pair_for_the_whole_case() -> None:
     two = RENOIR_AS_GFX900 + "  Name:                    gfx902\n  Marketing Name:          Cezanne\n"
     got = facts(two)
     assert "arch_reported_as" not in got
+
+
+def test_no_stand_in_when_a_discrete_card_reports_the_same_name() -> None:
+    """An RX 7900 XTX and a Radeon 780M both reported as gfx1100 (an override in a shell profile the log does not
+    show): gfx1100 is the discrete card's own name, and the iGPU is only the second GPU."""
+    text = ("*******\nAgent 2\n*******\n  Name:                    gfx1100\n  Uuid:                    GPU-5f2e\n"
+            "  Marketing Name:          AMD Radeon RX 7900 XTX\n"
+            "*******\nAgent 3\n*******\n  Name:                    gfx1100\n  Uuid:                    GPU-XX\n"
+            "  Marketing Name:          AMD Radeon 780M\n")
+    got = facts(text)
+    assert "arch_reported_as" not in got
+    assert got["gfx_arch_real"] == "gfx1100"

@@ -110,6 +110,10 @@ def test_pytorch_cudnn_version_check_naming_miopen_versions_is_amd() -> None:
     miopen = "cuDNN version incompatibility: PyTorch was compiled against (2, 15, 0) but linked against (2, 16, 0)\n"
     assert _vendor(miopen) == "amd"
     assert ("nvidia", 3) not in _votes(miopen)
+    # the current wording goes on to say "cuDNN" again: MIOpen's versions still make it AMD's
+    current = ("cuDNN version incompatibility: PyTorch was compiled  against (3, 1, 0) but found runtime version (2, 19, 0)."
+               " PyTorch already comes bundled with cuDNN.\n")
+    assert _vendor(current) == "amd"
     # the same check on CUDA: https://github.com/RaleLee/Co-GAT/issues/2
     cudnn = ("cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime version (8, 3, 3)."
              " PyTorch already comes bundled with cuDNN.\n")

@@ -15,8 +15,9 @@ one of the GPU's node gives the override facts.
 1b. the integrated GPU that rocminfo's agent names beside another gfx name it reports, with no override in the log
    (``Name: gfx900`` over ``Marketing Name: Renoir``): a release that does not know the iGPU runs it as a kin
    processor, or an override the log does not show does; either way the agent's own name is the chip, and
-   ``arch_reported_as`` keeps the stand-in. A discrete card paired with another name (an RX 6700 XT as gfx1030) is
-   left as reported: that is an unseen override far more often, and the reported processor is what ran;
+   ``arch_reported_as`` keeps the stand-in; not when a discrete card's agent reports the same name (that name is the
+   card's). A discrete card paired with another name (an RX 6700 XT as gfx1030) is left as reported: that is an
+   unseen override far more often, and the reported processor is what ran;
 2. the gfx arch the runtime or a tool reports, when it is not the override's;
 3. a product name;
 4. the processor HIP's loader found no code object for (``missing_code_object_arch``: "No compatible code objects
@@ -154,6 +155,7 @@ def _stand_in(case: Case, tables: Tables, reported: Fact) -> tuple[str, Fact] | 
     """The integrated GPU rocminfo's agent names when it differs from the reported gfx name of that agent (see 1b):
     every such agent of the case must name the same pair, and the reported fact must be that agent's gfx name."""
     pairs = set()
+    discrete = set()  # gfx names an agent reports beside a discrete card's product: that name is the card's own
     hit = None
     for artifact in case.artifacts:
         if "Marketing Name" not in artifact.text:
@@ -166,6 +168,8 @@ def _stand_in(case: Case, tables: Tables, reported: Fact) -> tuple[str, Fact] | 
             named = tables.arch_of_product(name) or tables.arch_of_codename(name)
             agent = _agent_arch(lines, number)
             chip = tables.arch(named) if named else None
+            if chip is not None and not chip.apu and agent is not None:
+                discrete.add(agent)
             if chip is None or not chip.apu or agent is None or agent == named or tables.arch(agent) is None:
                 continue
             pairs.add((agent, named))
@@ -173,7 +177,9 @@ def _stand_in(case: Case, tables: Tables, reported: Fact) -> tuple[str, Fact] | 
     if len(pairs) != 1 or hit is None:
         return None
     (shown, named), = pairs
-    return (named, hit) if shown == reported.value else None
+    # A discrete card reported under the same name (a 7900 XTX and a 780M both as gfx1100, an override in a profile
+    # the log does not show): the reported name is the card's, and the iGPU is the second GPU, not this case's.
+    return (named, hit) if shown == reported.value and shown not in discrete else None
 
 
 def _family(case: Case, kernel: str) -> str | None:

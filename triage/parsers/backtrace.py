@@ -176,7 +176,9 @@ def parse_frame_text(rest: str) -> dict | None:
         rest = rest[: m.start()]
     if (cut := _argument_list(rest)) is not None:
         rest = rest[:cut]
-    rest = _CLONE.sub("", rest.strip())
+    rest = rest.strip()
+    if rest.endswith("]") and "[clone ." in rest:  # looked for only then: a long joined record is costly to search
+        rest = _CLONE.sub("", rest)
     if rest in ("n/a", "??", "", "()"):  # "()": gdb's frame of a function without a name
         return out if ("address" in out or "module" in out) else None
     if "address" in out and "module" not in out and _WINDOWS_MODULE.match(rest):

@@ -44,6 +44,8 @@ from triage.lazy import lazy
 from triage.model import Artifact, Case
 from triage.parsers.lines import Needles
 
+_MIOPEN_AS_CUDNN = r"cuDNN version (?:incompatibility|mismatch): PyTorch was compiled\s+against \([23], \d+, \d+\)"
+_MIOPEN_CHECK = lazy(_MIOPEN_AS_CUDNN)
 _AMD_STRONG = lazy(
     r"\bgfx\d{3,4}\b|\bgfx9\d[ac]\b|\bRadeon\b|\bInstinct\b|libamdhip64|amdhip64|\bROCm\b|/opt/rocm|\bhipError\w+"
     r"|HSA_STATUS_\w+|\bamdgpu\b|librocblas|rocBLAS|hipBLASLt|MIOpen|AMD_LOG_LEVEL|HSA_OVERRIDE_GFX_VERSION"
@@ -51,9 +53,9 @@ _AMD_STRONG = lazy(
     # ollama's GPU library (library=rocm), ggml's ROCm buffer and device names (ROCm0, ROCm_Host), a ROCm library's
     # own test and benchmark clients (rocblas-bench, hipblas-test, rccl-tests, MIOpenDriver)
     r"|\blibrary=(?i:rocm)\b|\bROCm(?:\d+|_Host)\b|\b(?:hip|roc)(?:blas|blaslt|solver|sparse|fft|rand|prim)\w*[-_](?:test|bench|client)s?\b"
-    r"|\brccl-tests?\b|\bMIOpenDriver\b"
+    r"|\brccl-tests?\b|\bMIOpenDriver\b|"
     # PyTorch's ROCm builds call MIOpen "cuDNN" in their version check; MIOpen's versions are 2.x / 3.x, cuDNN's 5 and up
-    r"|cuDNN version (?:incompatibility|mismatch): PyTorch was compiled\s+against \([23], \d+, \d+\)"
+    + _MIOPEN_AS_CUDNN +
     # a Radeon model number however short ("RX 580", "rx7900xtx"), AMD's PCI vendor id (lspci -nn, vfio, ollama's name=)
     r"|\b(?i:RX) ?\d{3,4}(?:\s?XTX?|\s?GRE)?\b|\[1002:[0-9a-fA-F]{4}\]|\bname=1002:[0-9a-fA-F]{4}\b")
 # ZLUDA runs CUDA programs on AMD GPUs through a stand-in nvcuda.dll: its lines name NVIDIA's files on an AMD GPU.
@@ -61,7 +63,7 @@ _ZLUDA = lazy(r"zluda", re.IGNORECASE)
 _AMD_WEAK = lazy(r"\bhip[A-Z]\w+\(|\bHIP\b|\bhsa_\w+|\bkfd\b|/dev/kfd")
 _NVIDIA_STRONG = lazy(
     r"\bNVIDIA\b|\bGeForce\b|\bQuadro\b|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b|libcuda\.so|nvcuda\.dll|nvidia-smi"
-    r"|\bcuDNN\b(?! version (?:incompatibility|mismatch): PyTorch was compiled\s+against \([23], )|libcudart|cudart64|CUDA driver version|NVRTC|\bsm_\d{2,3}\b|\[10de:[0-9a-fA-F]{4}\]"
+    r"|\bcuDNN\b|libcudart|cudart64|CUDA driver version|NVRTC|\bsm_\d{2,3}\b|\[10de:[0-9a-fA-F]{4}\]"
     # PyTorch's error epilogue names the debug switches of the build it came from
     r"|CUDA_LAUNCH_BLOCKING=1|TORCH_USE_CUDA_DSA"
     # a datacenter GPU named by model and form factor alone (older drivers' nvidia-smi -L: "GPU 0: A100-SXM4-40GB")
@@ -177,6 +179,8 @@ def _votes(artifact: Artifact, case: Case) -> None:
         nvidia = STRONG if index in nvidias and _NVIDIA_STRONG.search(text) and not zluda else 0
         if nvidia and _MISSING.search(text) and not NVIDIA_DEVICE.search(text):
             nvidia = 0
+        if nvidia and amd and _MIOPEN_CHECK.search(text):
+            nvidia = 0  # the "cuDNN" of that line, however often it says it, is MIOpen
         if nvidia and amd and cupy_only(text):
             nvidia = 0  # CuPy's nvrtc names beside AMD's words: CuPy built for ROCm
         if amd and not nvidia:
