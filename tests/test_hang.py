@@ -202,3 +202,27 @@ def test_windbg_stack_of_a_hung_windows_process() -> None:
             "04 000000a1`2b8fe4e0 00007ff6`d0b41a2e     bench!main+0x11e\n")
     got = facts(text)
     assert got["process_hung"] == "yes" and got["hung_in"] == "hipDeviceSynchronize (amdhip64_6)"
+
+
+HUNG_TASK_BUILD_ID = """\
+[ 1201.330411] INFO: task kworker/5:1:412 blocked for more than 245 seconds.
+[ 1201.330420] Workqueue: events amdgpu_tlb_fence_work [amdgpu]
+[ 1201.330425] Call Trace:
+[ 1201.330427]  <TASK>
+[ 1201.330431]  __schedule+0x3f1/0x1290
+[ 1201.330440]  schedule_timeout+0xbd/0x100
+[ 1201.330446]  dma_fence_default_wait+0x199/0x280
+[ 1201.330452]  amdgpu_tlb_fence_work+0x2c/0xe0 [amdgpu 5d0c1a9e3f7b28a4c6e1d0f9b2a7c3e4f5a6b7c8]
+[ 1201.330630]  process_one_work+0x193/0x350
+[ 1201.330640]  </TASK>
+"""
+
+
+def test_kernel_frame_with_the_module_build_id() -> None:
+    # kernels built with CONFIG_STACKTRACE_BUILD_ID print "[module build-id]" after the offset
+    got = facts(HUNG_TASK_BUILD_ID)
+    assert got["process_hung"] == "yes" and got["hung_in"] == "amdgpu_tlb_fence_work [amdgpu]"
+    ext4 = HUNG_TASK_BUILD_ID.replace("amdgpu_tlb_fence_work+0x2c/0xe0 [amdgpu ", "ext4_sync_file+0x1f0/0x360 [ext4 ")
+    ext4 = ext4.replace("events amdgpu_tlb_fence_work [amdgpu]", "events_unbound flush_to_ldisc")
+    got = facts(ext4)
+    assert got["process_hung"] == "yes" and "hung_in" not in got

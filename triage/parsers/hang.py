@@ -43,8 +43,10 @@ _PY_GPU_FUNC = lazy(r"^(?:synchronize|block_until_ready|wait_stream|wait_event|q
                     r"|reduce_scatter\w*|broadcast|barrier|all_to_all\w*|send|recv|hip[A-Z]\w+)$")
 
 _HUNG_TASK = lazy(r"\bINFO: task (?P<comm>\S.*?):(?P<pid>\d+) blocked for more than (?P<s>\d+) seconds")
-# A kernel trace frame: "amdgpu_vm_wait_idle+0x2d/0x50 [amdgpu]" ("? name" marks an unreliable guess).
-_KERNEL_FRAME = lazy(r"(?:^|[\s\]])(?P<q>\?\s+)?(?P<fn>[A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[(?P<mod>[\w-]+)\])?\s*$")
+# A kernel trace frame: "amdgpu_vm_wait_idle+0x2d/0x50 [amdgpu]" ("? name" marks an unreliable guess); kernels
+# built with CONFIG_STACKTRACE_BUILD_ID add the module's build id: "[amdgpu 5d0c1a9e3f7b28a4c6e1d0f9b2a7c3e4f5a6b7c8]".
+_KERNEL_FRAME = lazy(r"(?:^|[\s\]])(?P<q>\?\s+)?(?P<fn>[A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+"
+                     r"(?:\s+\[(?P<mod>[\w-]+)(?:\s+[0-9a-f]{16,})?\])?\s*$")
 _KERNEL_GPU = lazy(r"^(?:amdgpu|amdkfd|amdxcp|amdttm|amddrm\w*|gpu_sched)$")
 _KERNEL_GPU_FN = lazy(r"^(?:amdgpu_|kfd_|kgd2kfd_|amdgpu\w*_|drm_sched_)")
 _FAULTHANDLER = lazy(r"^\s*Timeout \((?P<t>\d+:\d\d:\d\d(?:\.\d+)?)\)!\s*$")
