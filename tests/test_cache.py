@@ -166,6 +166,26 @@ def test_a_long_text_builds_the_hyperscan_database(tmp_path, monkeypatch) -> Non
     assert _cached_kinds(tmp_path) == ["hyperscan", "literals"]
 
 
+def test_a_scanner_of_few_patterns_builds_its_database_sooner(tmp_path, monkeypatch) -> None:
+    """A few patterns compile in milliseconds: their scanner (the parsers' needles in each file's head) stops
+    reading the Python way after a few hundred KB, where one of hundreds of patterns reads megabytes first."""
+    import regex
+
+    from triage.scan import scanner as scan
+
+    if scan.hyperscan is None:
+        import pytest
+
+        pytest.skip("hyperscan is not installed (pip install 'hip-triage[fast]')")
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))
+    lines = ["ordinary line of a log " * 4] * 2_000  # about 190 KB
+    few = scan.LineScanner([r"memory access fault", r"\bhip\w+ failed"], regex.IGNORECASE)
+    many = scan.LineScanner([rf"needle number {n}\b" for n in range(200)], regex.IGNORECASE)
+    for _ in range(3):
+        assert few.scan(lines) == [[], []] and many.scan(lines) == [[]] * 200
+    assert few._hs is not None and many._hs is None
+
+
 def test_re_patterns_are_kept_compiled_and_read_back_the_same(tmp_path) -> None:
     """The parsers' patterns come back from the kept code equal to re.compile's (same flags and code), groups
     and all; an entry whose code is not what this Python writes is caught on the first read and not used."""

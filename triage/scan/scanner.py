@@ -101,9 +101,12 @@ def _trie_regex(words: Sequence[str]) -> str:
 # corpus run builds it after a few cases, and once built it serves every later text.
 _MOST_FINDS = 64
 WIDE_CHARS = 16_384
-# Characters a scanner reads the Python way before it builds its Hyperscan database (when the cache has none):
-# the anchors' database takes some 1.5 s to compile, the Python way reads a few MB/s in that time.
-COMPILE_AFTER = 4 << 20  # how much of a line outside ASCII the Python way reads (see _candidates)
+# Characters a scanner reads the Python way before it builds its Hyperscan database (when the cache has none): a
+# database takes some 3-4 ms a pattern to compile (the anchors' 1.5 s), in which the Python way reads some 64 KB
+# (less for a pattern without literals, tried on every line). So a scanner of a few patterns (the parsers' needles
+# in each file's head) builds its own after a few cases of a corpus run, a large one after a few MB, at most.
+COMPILE_AFTER = 4 << 20
+COMPILE_PER_PATTERN = 64 << 10
 _SMALL_SEARCH = 200_000_000
 
 
@@ -204,8 +207,9 @@ class LineScanner:
     Hyperscan database) is kept in the per-user cache under a digest of the patterns: a scanner
     that is never asked costs nothing, and one built before is read back, not built again. A
     Hyperscan database of a few hundred patterns takes seconds to compile, more than the Python
-    way takes over a few megabytes; so until a scanner has read ``COMPILE_AFTER`` characters (or
-    finds its database in the cache) it scans the Python way, which gives the same lines.
+    way takes over a few megabytes; so until a scanner has read about what its compile would cost (a few
+    MB for hundreds of patterns, some 64 KB a pattern for a few), or finds its database in the cache, it
+    scans the Python way, which gives the same lines.
     """
 
     def __init__(self, patterns: Sequence[str], flags: int = 0, engine: str | None = None, module: str = "regex",
@@ -249,9 +253,13 @@ class LineScanner:
 
     def hyperscan_ready(self, reading: int = 0) -> bool:
         """Whether a scan of ``reading`` more characters would be one Hyperscan pass: its database in memory or in
-        the cache, or built now once the scanner has been asked about ``COMPILE_AFTER`` characters, as scans build it."""
+        the cache, or built now once the scanner has been asked about enough characters, as scans build it."""
         self._read += reading
-        return self._compiled_hyperscan(build=self._read >= COMPILE_AFTER) is not None and self._hs is not None
+        return self._compiled_hyperscan(build=self._worth_building()) is not None and self._hs is not None
+
+    def _worth_building(self) -> bool:
+        """Whether the Python way has read about what compiling this scanner's Hyperscan database would cost."""
+        return self._read >= min(COMPILE_AFTER, COMPILE_PER_PATTERN * len(self.patterns))
 
     def _key(self) -> str:
         """The digest naming what this scanner keeps in the cache (made once: the patterns do not change)."""
@@ -447,7 +455,7 @@ class LineScanner:
         if not lines:
             return out, set()
         self._read += len(text)
-        built = self._compiled_hyperscan(build=self._read >= COMPILE_AFTER)
+        built = self._compiled_hyperscan(build=self._worth_building())
         if built is None or self._hs is None:
             self._python(lines, range(len(lines)), text, tuple(self._everywhere), out)
             return out, set()
