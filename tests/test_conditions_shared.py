@@ -63,13 +63,31 @@ def test_a_use_may_count_against_and_say_why_in_its_own_words(tmp_path: Path) ->
     ({"use": "nowhere", "strength": 0.5}, {}, "does not define"),
     ({"use": "w", "strength": 0.5, "log": "x"}, {"w": WHEEL_MISMATCH}, "one or the other"),
     ({"use": "w", "strength": 0.5}, {"w": WHEEL_MISMATCH | {"strength": 0.3}}, "each signature gives"),
-    ({"id": "c", "description": "d", "strength": 0.5, "not": {"use": "w"}}, {"w": WHEEL_MISMATCH}, "cannot use"),
+    ({"id": "c", "description": "d", "strength": 0.5, "not": {"use": "w", "strength": 0.5}}, {"w": WHEEL_MISMATCH},
+     "gives only a description"),
+    ({"use": "w", "strength": 0.5}, {"w": {"description": "d", "not": {"use": "v"}}, "v": WHEEL_MISMATCH},
+     "uses another shared condition"),
 ])
 def test_a_wrong_use_is_a_signature_error(tmp_path: Path, condition: dict, shared: dict, message: str) -> None:
     folder = _folder(tmp_path, shared, condition)
     with pytest.raises(SignatureError, match=message):
         load_signature(folder / "probe.yaml")
     assert any(message in problem for problem in load(folder).problems)
+
+
+def test_a_part_of_a_combinator_may_use_a_shared_condition(tmp_path: Path) -> None:
+    """One shared test in several combinators of a signature (``any_of: [{use: NAME}, ...]``) is written once; the
+    part tests what the shared condition does, and lint counts the shared condition as used."""
+    folder = _folder(tmp_path, {"wheel-of-other-release": WHEEL_MISMATCH},
+                     {"id": "mismatch-beside-hip", "description": "d", "strength": 0.7,
+                      "all_of": [{"log": r"libamdhip64"}, {"use": "wheel-of-other-release", "description": "here"}]},
+                     {"id": "no-mismatch", "description": "d", "strength": 0.3, "against": True,
+                      "not": {"use": "wheel-of-other-release"}})
+    first, second = load_signature(folder / "probe.yaml").conditions
+    assert [c.kind for c in first.children] == ["log", "compare"] and first.children[1].description == "here"
+    assert second.children[0].kind == "compare"
+    assert _confidence(folder, OTHER) > _confidence(folder, SAME) == 0
+    assert check_shared(folder) == []
 
 
 def test_lint_finds_a_malformed_or_unused_shared_condition(tmp_path: Path) -> None:

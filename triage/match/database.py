@@ -71,16 +71,21 @@ def read_shared(folder: Path) -> dict[str, dict]:
     return {str(name): body for name, body in shared.items()}
 
 
-def _used(raw: dict, sig_id: str, shared: dict[str, dict]) -> dict:
+def _used(raw: dict, sig_id: str, shared: dict[str, dict], nested: bool = False) -> dict:
     """A condition that names a shared one (``use: NAME``) as the condition it stands for: the shared body with
-    the signature's own strength, and its own id, description, ``against`` and ``weak`` where it gives them."""
+    the signature's own strength, and its own id, description, ``against`` and ``weak`` where it gives them. A part
+    of all_of / any_of / not may use one too (it gives only a description): the shared test stands in its place."""
     name = str(raw["use"])
     if name not in shared:
         raise SignatureError(f"{sig_id}: condition uses {name!r}, which {SHARED} does not define")
     if own := [k for k in CONDITION_KINDS if k in raw]:
         raise SignatureError(f"{sig_id}: condition {raw.get('id', name)} uses {name!r} and has its own {own[0]}: one or the other")
-    if kinds := [k for k in ("strength", "against", "weak", "use") if k in shared[name]]:
+    if kinds := [k for k in ("strength", "against", "weak") if k in shared[name]]:
         raise SignatureError(f"{SHARED}: {name} has {kinds[0]}, which each signature gives where it uses it")
+    if uses(shared[name]):
+        raise SignatureError(f"{SHARED}: {name} uses another shared condition; a shared condition is written out whole")
+    if nested and (other := sorted(set(raw) - _PART_USE_KEYS)):
+        raise SignatureError(f"{sig_id}: a part that uses {name!r} gives only a description, not {other[0]}")
     if other := sorted(set(raw) - _USE_KEYS):
         raise SignatureError(f"{sig_id}: condition {raw.get('id', name)} uses {name!r}; {other[0]} belongs to the shared "
                              f"condition (a use gives only {', '.join(sorted(_USE_KEYS - {'use'}))})")
@@ -88,6 +93,19 @@ def _used(raw: dict, sig_id: str, shared: dict[str, dict]) -> dict:
 
 
 _USE_KEYS = frozenset({"use", "id", "description", "strength", "against", "weak"})
+_PART_USE_KEYS = frozenset({"use", "description"})
+
+
+def uses(raw: object) -> set[str]:
+    """The shared conditions a condition as written names, in itself or in any of its parts."""
+    if not isinstance(raw, dict):
+        return set()
+    found = {str(raw["use"])} if "use" in raw else set()
+    for kind in COMBINATORS:
+        parts = raw.get(kind)
+        for part in [parts] if kind == "not" else parts if isinstance(parts, list) else ():
+            found |= uses(part)
+    return found
 
 
 @dataclass
@@ -472,9 +490,7 @@ def _condition(raw: dict, sig_id: str, nested: bool = False, shared: dict[str, d
     if not isinstance(raw, dict):
         raise SignatureError(f"{sig_id}: a condition is a mapping, not {raw!r}")
     if "use" in raw:
-        if nested:
-            raise SignatureError(f"{sig_id}: a part of all_of / any_of / not cannot use a shared condition")
-        raw = _used(raw, sig_id, shared or {})
+        raw = _used(raw, sig_id, shared or {}, nested)
     kinds = [k for k in CONDITION_KINDS if k in raw]
     if len(kinds) != 1:
         raise SignatureError(f"{sig_id}: condition {raw.get('id', '?')} needs exactly one of {', '.join(CONDITION_KINDS)}")
@@ -499,7 +515,7 @@ def _condition(raw: dict, sig_id: str, nested: bool = False, shared: dict[str, d
         parts = [spec] if kind == "not" else spec
         if not isinstance(parts, list) or not parts:
             raise SignatureError(f"{sig_id}: condition {cond.id}: {kind} takes {'a condition' if kind == 'not' else 'a list of conditions'}")
-        cond.children = [_condition(part, f"{sig_id}: {cond.id}", nested=True) for part in parts]
+        cond.children = [_condition(part, f"{sig_id}: {cond.id}", nested=True, shared=shared) for part in parts]
         cond.input = cond.input if raw.get("input") else cond.children[0].input
     elif kind == "log":
         cond.sources["log"] = str(spec)
@@ -541,7 +557,7 @@ def load_signature(path: Path, shared: dict[str, dict] | None = None) -> Signatu
     if missing:
         raise SignatureError(f"{path.name}: missing {', '.join(missing)}")
     sig_id = str(data["id"])
-    if shared is None and any(isinstance(c, dict) and "use" in c for c in data["conditions"] or ()):
+    if shared is None and any(uses(c) for c in data["conditions"] or ()):
         shared = read_shared(path.parent)
     conditions = [_condition(c, sig_id, shared=shared) for c in data["conditions"]]
     ids = [c.id for c in conditions]

@@ -13,7 +13,7 @@ from typing import Any
 import regex
 import yaml
 
-from triage.match.database import SHARED, Database, SignatureError, read_shared
+from triage.match.database import SHARED, Database, SignatureError, read_shared, uses
 from triage.match.examples import ExampleError, example_text
 from triage.model import Artifact
 from triage.pipeline import analyze
@@ -234,7 +234,7 @@ def check_shared(folder: Path) -> list[str]:
     used: set[str] = set()
     for _, data in _signature_files(folder):
         if isinstance(data.get("conditions"), list):
-            used.update(str(c["use"]) for c in data["conditions"] if isinstance(c, dict) and "use" in c)
+            used.update(*(uses(c) for c in data["conditions"]))
     problems += [f"{SHARED}: {name}: no signature uses it" for name in shared if name not in used]
     return problems
 
