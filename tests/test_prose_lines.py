@@ -41,8 +41,24 @@ PROGRAM_LINES = [
     ("https://github.com/kyuz0/amd-strix-halo-vllm-toolboxes/issues/73",
      "vllm-1  | (EngineCore pid=165) ERROR 07-02 07:48:27 [core.py:1202] AssertionError: One of GPU archs of "
      "['gfx1151'] is invalid or not supported"),
+    # apt's and rpm's dependency lines (ROCm packages from two sources, or of another distribution release)
+    ("https://github.com/ROCm/legacy-rocm-build/issues/4042", " hipsolver : Depends: libcholmod3 but it is not installable"),
+    ("https://github.com/ROCm/legacy-rocm-build/issues/6367",
+     "                        Depends: hipcc (= 1.1.1.70204-93~24.04) but 5.7.1-3 is to be installed"),
+    ("https://github.com/cms-sw/cmsdist/pull/8362",
+     "        libamdhip64.so.5(hip_5.3)(64bit) is needed by cms+cmssw+CMSSW_13_1_0_pre1-1-1.x86_64"),
+    # CMake's package check finding an older HIP than a project asks for
+    ("https://github.com/PaddlePaddle/Paddle/pull/13801",
+     "  Could NOT find HIP: Found unsuitable version \"1.5.18073\", but required is"),
     # a compiler's diagnostic at a source place (the assembler MIOpen runs on its OpenCL kernels)
     ("https://github.com/ROCm/MIOpen/issues/101", "<stdin>:464:5: error: Only Gfx8 and Gfx9 ISA is supported"),
+    # DrMinGW/exchndl's crash report in a MinGW program (darktable on Windows)
+    ("https://github.com/darktable-org/darktable/issues/10165",
+     "darktable.exe caused an Access Violation at location 00007FFBBDFB8D14 in module amdocl64.dll Writing to location "
+     "0000000000600000."),
+    # ComfyUI Desktop's report of its Python child's exit, copied from its dialog without the log's timestamp
+    ("https://github.com/Comfy-Org/ComfyUI-Manager/issues/2724",
+     "Python process exited with code 3221225477 and signal null"),
 ]
 
 
@@ -107,6 +123,7 @@ PERSON_LINES = [
     "When I run omniperf I get ERROR gfx942 is not enabled in rocprofv1 on my node, is that expected?",
     "I see 0x1002 as the vendor of my card in lspci, so the card is an AMD one as far as I can tell",
     "My kernel: 6.8 with the card that resets when I start the game and then it hangs again",
+    "The rocm meta package depends on hipcc but it is not installable here, so the install stops for me",
 ]
 
 

@@ -93,6 +93,16 @@ _MACHINE_MARK = lazy(
     r"|\b(?:NOT_FOUND|INTERNAL|INVALID_ARGUMENT|FAILED_PRECONDITION|UNIMPLEMENTED|RESOURCE_EXHAUSTED|UNAVAILABLE"
     r"|UNKNOWN|ABORTED|OUT_OF_RANGE|PERMISSION_DENIED|DEADLINE_EXCEEDED):\s"  # absl / XLA / TensorFlow status codes
     r"|cannot open shared object file|\bis missing from [^\n]{1,40}\bshared library"  # the dynamic loader, hashcat
+    # DrMinGW/exchndl's report in MinGW programs (darktable, GIMP): "x.exe caused an Access Violation at location
+    # 00007FF... in module y.dll Reading from location ..."
+    r"|\bcaused an? [A-Z][\w ]{2,40}? at location [0-9A-Fa-f]{8,16} in module\b"
+    # a launcher reporting its child's exit (ComfyUI Desktop: "Python process exited with code 3221225477 and signal null")
+    r"|\bprocess exited with code -?\d+ and signal \w+"
+    # package managers' dependency lines: apt's "pkg : Depends: x (= 1.0) but 2.0 is to be installed" and its indented
+    # continuations, rpm's "libx.so.5(hip_5.3)(64bit) is needed by pkg"
+    r"|^\s*[\w.+-]+ : (?:Pre-)?Depends: |^\s{8,}(?:Pre-)?Depends: [\w.+-]+(?: \([^)]*\))? but |\)\(64bit\) (?:is )?needed by "
+    # CMake's package check (FindPackageHandleStandardArgs): "Could NOT find HIP: Found unsuitable version "1.5", but ..."
+    r"|\bCould NOT find [\w-]+(?: \(missing: |: Found unsuitable version )"
     # a log level in capitals opening the line, the message after it ("ERROR gfx942 is not enabled in rocprofv1",
     # rocprof-compute's; "WARNING: ...", "FATAL: ...")
     r"|^\W{0,3}(?:ERROR|WARN(?:ING)?|FATAL|CRITICAL|INFO|DEBUG|NOTICE)\b"
