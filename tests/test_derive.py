@@ -314,6 +314,8 @@ def test_folders_the_hip_runtime_was_loaded_from(text: str, folders: list[str]) 
      "gfx1036", "yes"),
     ("_CudaDeviceProperties(name='AMD Radeon Graphics', major=11, minor=0, gcnArchName='gfx1103', total_memory=16384MB)\n",
      "gfx1103", "yes"),
+    # ComfyUI prints the same gcnArchName at start-up
+    ("pytorch version: 2.7.0+rocm6.2.4\nAMD arch: gfx1103\nDevice: cuda:0 AMD Radeon Graphics : native\n", "gfx1103", "yes"),
 ])
 def test_trademark_signs_and_gcn_arch_names_give_the_real_gpu(text: str, arch: str, apu: str) -> None:
     found = facts(text)

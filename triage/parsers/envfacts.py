@@ -43,6 +43,8 @@ _SECONDARY = lazy(r"\b(?:second|other|integrated|iGPU|APU|device 1|GPU 1|not use
 _GPU_LABEL = lazy(r"(?:^|[\s*•|-])(?:\*\*)?(?:GPU|Graphics(?: card)?|Marketing Name)(?:\*\*)?\s*(?:0\s*)?[:\t]\s*(?:\*\*)?\s*(?P<name>[^(\n,]*[A-Za-z0-9][^(\n,]*)", re.I)
 # rocminfo's ISA of an agent: "Name:  amdgcn-amd-amdhsa--gfx902:xnack+" (not a bundle's hipv4-amdgcn-... entry).
 _ISA_NAME = lazy(r"^\s*Name:\s+amdgcn-amd-amdhsa--gfx")
+# ComfyUI's start-up line "AMD arch: gfx1103" prints the device's gcnArchName (as PyTorch reports it).
+_ARCH_LINE = lazy(r"\bAMD arch:\s*gfx[0-9a-f]{3,4}\b")
 _PRIMARY = lazy(r"\b(?:GPU 0|device 0|HIP device 0)\b|^\s*Name:\s*gfx|\barch gfx", re.I)
 
 _OS_LABEL = lazy(r"(?:^|[\s*•|-])(?:\*\*)?OS(?: / kernel)?(?:\*\*)?\s*[:\t]\s*(?:\*\*)?\s*(?P<v>[^,(\n]+?)\s*(?:[,(]|$)")
@@ -92,7 +94,8 @@ def _gfx_score(text: str, where: Where, case: Case) -> int:
     if case.kind_of(where) in ("frame", "amdlog"):
         return 10
     labelled = (_GPU_LABEL.search(text) or "ISA" in text or "gcnArchName" in text
-                or _ISA_NAME.match(text) is not None)  # rocminfo's "ISA Info" block names the agent's ISA on a line of its own
+                or _ISA_NAME.match(text) is not None  # rocminfo's "ISA Info" block names the agent's ISA on a line of its own
+                or _ARCH_LINE.search(text) is not None)
     return 60 if _PRIMARY.search(text) else 30 if labelled else 10
 
 
