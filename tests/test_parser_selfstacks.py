@@ -1,5 +1,5 @@
 """Stacks a program's own crash handler prints (parsers/selfstacks.py), from real output: glibc's
-backtrace_symbols and Abseil's failure signal handler (tests/fixtures/selfstacks/, made by
+backtrace_symbols, Abseil's and glog's failure signal handlers (tests/fixtures/selfstacks/, made by
 tools/make_selfstack_fixtures.sh), and lines that look alike and are no crash."""
 
 from __future__ import annotations
@@ -38,6 +38,33 @@ def test_an_abseil_report_is_the_crashing_stack_with_its_signal() -> None:
     assert stack.frames[0].symbol == "crashy_read" and stack.frames[0].address == 0x7FA248393105
     assert stack.frames[1].symbol is None
     assert case.fact("signal").value == "SEGV"
+
+
+def test_a_glog_report_is_the_crashing_stack_with_its_signal() -> None:
+    text = (FIXTURES / "glog-handler.txt").read_text(encoding="utf-8")
+    case = _case(text)
+    [stack] = case.stacks
+    assert stack.form == "glog" and stack.crashing
+    # glog printed a PC of 0 (it could not read one): every frame is kept, its own handler's first
+    assert [f.symbol for f in stack.frames[:5]] == [None, None, "crashy_read", "run()", "main"]
+    assert case.fact("signal").value == "SEGV"
+
+
+def test_a_glog_stack_starts_at_the_pc_lines_frame() -> None:
+    text = (FIXTURES / "glog-handler.txt").read_text(encoding="utf-8")
+    crashy = re.search(r"@\s+(0x[0-9a-f]+) crashy_read", text)[1]
+    case = _case(re.sub(r"PC: @\s+0x0 ", f"PC: @     {crashy} ", text))
+    [stack] = case.stacks
+    assert stack.frames[0].symbol == "crashy_read" and stack.frames[0].address == int(crashy, 16)
+    assert [f.index for f in stack.frames[:3]] == [0, 1, 2]
+
+
+def test_a_glog_frame_alone_is_read_with_its_symbol_and_a_stack_size_is_no_symbol() -> None:
+    case = _case("    @     0x7f0e4811bb97 rocprofiler_iterate_buffer_tracing_record_args\n"
+                 "    @     0x7f0e48a11727 (unknown)\n"
+                 "    @               0x31        144\n")
+    [stack] = case.stacks
+    assert [f.symbol for f in stack.frames] == ["rocprofiler_iterate_buffer_tracing_record_args", None]
 
 
 def test_a_handler_stack_in_the_hip_runtime_is_a_runtime_crash(tmp_path: Path) -> None:

@@ -14,10 +14,20 @@ JAX/XLA) names the signal and prints each frame's address, stack size and symbol
     PC: @     0x7f3a2b4c5d6e  (unknown)  hip::Stream::Create()
         @     0x7f3a1a2b3c4d       1024  hip::Stream::Create()
 
+glog's handler (TensorFlow, PaddlePaddle, rocprofiler-sdk's tools) prints the same frames without a stack
+size, after a "PC:" line and its own signal line::
+
+    PC: @     0x7f0e47e7291c (unknown)                                          glog
+    *** SIGSEGV (@0x10) received by PID 18924 (TID 0x7fed0ac52e40) from PID 16; stack trace: ***
+        @     0x7fed0aef3cfe (unknown)
+        @     0x7f0e47e7291c crashy_read
+
 A glibc block is the crashing stack when a signal line comes just before it or the C library's
 signal trampoline is among its first frames; the frames up to that trampoline are the handler's and
 are left out, so frame 0 is where the fault happened. Abseil's block follows its signal line and is
-the crashing one, its PC line frame 0. A glibc block needs two frames in a row: one such line alone
+the crashing one, its PC line frame 0. glog's block follows its signal line too; its first frames are the handler's
+own, so the stack starts at the frame of the PC line's address when that is among the first few (glog prints a PC
+of 0 where it cannot read one, and then every frame is kept). A glibc block needs two frames in a row: one such line alone
 is as likely a quoted path. (PyTorch's ``frame #N: ... (0xADDR in lib)`` lines say where an exception
 was raised, not where a process crashed: they are not read as a stack, so that no crash condition
 takes a HIP error's trace for a crash in the runtime.)
@@ -41,22 +51,29 @@ _SIGNAL_WINDOW = 5  # lines between a signal line and the first frame of the sta
 _TRAMPOLINE_FRAMES = 4  # a handler prints a few frames of its own before the trampoline
 
 _ABSL_HEADER = lazy(r"^\s*\*\*\* SIG(?P<name>[A-Z]+) received at time=\d+(?: on cpu \d+)? \*\*\*\s*$")
-_ABSL_PC = lazy(r"^\s*PC: @\s+(?P<a>0x[0-9a-fA-F]+)\s+(?:\(unknown\)|\d+)\s+(?P<s>.+?)\s*$")
-_ABSL_FRAME = lazy(r"^\s*@\s+(?P<a>0x[0-9a-fA-F]+)\s+(?:\(unknown\)|\d+)\s+(?P<s>.+?)\s*$")
+# Abseil's "@ ADDR SIZE SYMBOL" (SIZE or SYMBOL "(unknown)") and glog's "@ ADDR SYMBOL", after "PC: " on the first
+_AT_FRAME = lazy(r"^\s*(?P<pc>PC: )?@\s+(?P<a>0x[0-9a-fA-F]+)(?:\s+(?P<size>\(unknown\)|\d+))?\s+(?P<s>(?!\d+\s*$)\S.*?)\s*$")
+_GLOG_HEADER = lazy(r"^\s*\*\*\* SIG[A-Z]+ \(@0x[0-9a-fA-F]+\) received by PID \d+")
+_GLOG_HANDLER_FRAMES = 6  # glog's own frames and the C library's trampoline before the faulting one
 
-_NEEDLES = Needles(r"\)\s*\[0x[0-9a-fA-F]+\]\s*$", r"received at time=", r"^\s*(?:PC: )?@\s+0x")
+_NEEDLES = Needles(r"\)\s*\[0x[0-9a-fA-F]+\]\s*$", r"received at time=", r"^\s*(?:PC: )?@\s+0x", r"received by PID")
 
 
 class _Block:
     """One stack being read: its form, frames, and the index of its last line."""
 
-    def __init__(self, form: str, crashing: bool, last: int) -> None:
-        self.form, self.crashing, self.last = form, crashing, last
+    def __init__(self, form: str, crashing: bool, last: int, pc: int | None = None) -> None:
+        self.form, self.crashing, self.last, self.pc = form, crashing, last, pc
         self.frames: list[Frame] = []
+        self.from_pc = False  # opened by a "PC:" line
+
+    def takes(self, form: str) -> bool:
+        """Whether a frame of ``form`` goes on in this block (glog's frames are Abseil's form without a size)."""
+        return form == self.form or (self.form == "glog" and form == "abseil")
 
 
 def parse(artifact: Artifact, case: Case) -> None:
-    """Add the stacks a program's own crash handler printed (glibc's and Abseil's forms) found in the artifact."""
+    """Add the stacks a program's own crash handler printed (glibc's, Abseil's and glog's forms) found in the artifact."""
     block: _Block | None = None
     for index, where, text in _NEEDLES.readable_lines(artifact):
         if block is not None and index != block.last + 1:
@@ -69,15 +86,24 @@ def parse(artifact: Artifact, case: Case) -> None:
                 case.add_fact("signal", m["name"], where, text.strip(), 85)
             case.claim(where, "signal", "fault")
             continue
+        if _GLOG_HEADER.match(text):  # its signal is the backtrace parser's; the "PC:" line just before gives frame 0
+            just_pc = block is not None and block.from_pc and len(block.frames) == 1 and block.last == index - 1
+            pc = block.frames[0].address if just_pc and block is not None else None
+            if not just_pc:
+                _close(case, block)
+            block = _Block("glog", True, index, pc or None)
+            continue
         if case.kind_of(where) == "frame":  # read already, in a report of its own (Open MPI's, UCX's)
             continue
         frame, form = _frame(text, where)
         if frame is None:
             continue
-        if block is None or block.form != form or (form == "abseil" and text.lstrip().startswith("PC:")):
+        pc_line = form == "abseil" and text.lstrip().startswith("PC:")
+        if block is None or not block.takes(form) or pc_line:
             _close(case, block)
             signalled = form == "glibc" and _signal_before(artifact, index, case)
             block = _Block(form, form == "abseil" or signalled, index)
+            block.from_pc = pc_line
         frame.index = len(block.frames)
         if len(block.frames) < MAX_FRAMES:
             block.frames.append(frame)
@@ -88,8 +114,8 @@ def parse(artifact: Artifact, case: Case) -> None:
 def _frame(text: str, where: Where) -> tuple[Frame | None, str]:
     if m := _GLIBC.match(text):
         return glibc_frame(0, where, text, m["body"]), "glibc"
-    if m := _ABSL_PC.match(text) or _ABSL_FRAME.match(text):
-        symbol = None if m["s"] in ("(unknown)", "") else m["s"]
+    if m := _AT_FRAME.match(text):
+        symbol = None if m["s"] == "(unknown)" else m["s"]
         return Frame(index=0, where=where, text=text.strip(), address=int(m["a"], 16), symbol=symbol,
                      symbol_source="input" if symbol else None), "abseil"
     return None, ""
@@ -109,7 +135,7 @@ def _signal_before(artifact: Artifact, index: int, case: Case) -> bool:
 
 
 def _close(case: Case, block: _Block | None) -> None:
-    if block is None or not block.frames or (len(block.frames) < 2 and block.form != "abseil"):
+    if block is None or not block.frames or (len(block.frames) < 2 and block.form == "glibc"):
         return
     frames = block.frames
     crashing = block.crashing
@@ -119,6 +145,9 @@ def _close(case: Case, block: _Block | None) -> None:
             frames, crashing = frames[trampoline + 1:], True
     elif block.form == "abseil":
         frames = [f for f in frames if not (f.symbol or "").startswith("absl::")] or frames
+    elif block.pc is not None:
+        at = next((i for i, f in enumerate(frames[:_GLOG_HANDLER_FRAMES]) if f.address == block.pc), 0)
+        frames = frames[at:]
     for number, frame in enumerate(frames):
         frame.index = number
     for frame in frames:
