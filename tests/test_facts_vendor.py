@@ -118,3 +118,18 @@ def test_pytorch_cudnn_version_check_naming_miopen_versions_is_amd() -> None:
     cudnn = ("cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime version (8, 3, 3)."
              " PyTorch already comes bundled with cuDNN.\n")
     assert _vendor(cudnn) == "nvidia"
+
+
+@pytest.mark.parametrize(("line", "vendor"), [
+    # a LAMMPS Kokkos build for CUDA stopped in its own code under gdb: https://github.com/lammps/lammps/issues/272
+    ("LAMMPS_NS::PairTersoffKokkos<Kokkos::Cuda>::setup_params (this=0xe2aa5d0) at ../pair_tersoff_kokkos.cpp:130\n",
+     "nvidia"),
+    ("#3  0x00005555 in Kokkos::Impl::SharedAllocationRecord<Kokkos::CudaUVMSpace, void>::allocate ()\n", "nvidia"),
+    # Julia's CUDA.jl crashing in its __init__: https://github.com/SpeedyWeather/SpeedyWeather.jl/issues/334
+    ("__init__ at /home/u/.julia/packages/CUDA/ZdCxS/src/initialization.jl:42\n", "nvidia"),
+    # AMD's counterparts are no NVIDIA vote
+    ("#3  0x00005555 in Kokkos::Impl::SharedAllocationRecord<Kokkos::HIPSpace, void>::allocate ()\n", None),
+    ("wait! at /home/u/.julia/packages/AMDGPU/PtNLZ/src/sync.jl:20\n", None),
+])
+def test_backends_only_built_for_nvidia_vote_nvidia(line: str, vendor: str | None) -> None:
+    assert ("nvidia", 3) in _votes(line) if vendor else all(v != "nvidia" for v, _ in _votes(line))

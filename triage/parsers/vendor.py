@@ -66,6 +66,10 @@ _NVIDIA_STRONG = lazy(
     r"|\bcuDNN\b|libcudart|cudart64|CUDA driver version|NVRTC|\bsm_\d{2,3}\b|\[10de:[0-9a-fA-F]{4}\]"
     # PyTorch's error epilogue names the debug switches of the build it came from
     r"|CUDA_LAUNCH_BLOCKING=1|TORCH_USE_CUDA_DSA"
+    # backends that exist only for NVIDIA GPUs: Kokkos' CUDA execution and memory spaces (its AMD one is Kokkos::HIP),
+    # Julia's CUDA.jl and its driver/runtime artifacts (AMD's is AMDGPU.jl), in a frame or a path
+    r"|\bKokkos::(?:Experimental::)?Cuda(?:Space|UVMSpace|HostPinnedSpace)?\b"
+    r"|[\\/]packages[\\/]CUDA(?:_Driver_jll|_Runtime_jll)?[\\/]\w+[\\/]"
     # a datacenter GPU named by model and form factor alone (older drivers' nvidia-smi -L: "GPU 0: A100-SXM4-40GB")
     r"|\b(?:[AH][18]00|H200|A[1-4]0G?|L40S?|L4)(?:-(?:SXM\d?|PCIE)\b| (?:PCIe|SXM\d?|NVL)\b| \d+GB HBM)")
 
