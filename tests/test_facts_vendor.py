@@ -127,6 +127,9 @@ def test_pytorch_cudnn_version_check_naming_miopen_versions_is_amd() -> None:
     ("#3  0x00005555 in Kokkos::Impl::SharedAllocationRecord<Kokkos::CudaUVMSpace, void>::allocate ()\n", "nvidia"),
     # Julia's CUDA.jl crashing in its __init__: https://github.com/SpeedyWeather/SpeedyWeather.jl/issues/334
     ("__init__ at /home/u/.julia/packages/CUDA/ZdCxS/src/initialization.jl:42\n", "nvidia"),
+    # NVIDIA's PTX assembler and an architecture-specific target (sm_90a, sm_120a): Inductor's Triton build on a
+    # Blackwell GPU, https://github.com/NixOS/nixpkgs/issues/406675
+    ("ptxas /tmp/tmpmwke15zw.ptx, line 6; error   : PTX .version 8.4 does not support .target sm_120a\n", "nvidia"),
     # AMD's counterparts are no NVIDIA vote
     ("#3  0x00005555 in Kokkos::Impl::SharedAllocationRecord<Kokkos::HIPSpace, void>::allocate ()\n", None),
     ("wait! at /home/u/.julia/packages/AMDGPU/PtNLZ/src/sync.jl:20\n", None),

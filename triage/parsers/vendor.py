@@ -63,7 +63,7 @@ _ZLUDA = lazy(r"zluda", re.IGNORECASE)
 _AMD_WEAK = lazy(r"\bhip[A-Z]\w+\(|\bHIP\b|\bhsa_\w+|\bkfd\b|/dev/kfd")
 _NVIDIA_STRONG = lazy(
     r"\bNVIDIA\b|\bGeForce\b|\bQuadro\b|\bTesla [VPTAKM]\d|\b[RG]TX ?\d{3,4}\b|libcuda\.so|nvcuda\.dll|nvidia-smi"
-    r"|\bcuDNN\b|libcudart|cudart64|CUDA driver version|NVRTC|\bsm_\d{2,3}\b|\[10de:[0-9a-fA-F]{4}\]"
+    r"|\bcuDNN\b|libcudart|cudart64|CUDA driver version|NVRTC|\bptxas\b|\bsm_\d{2,3}[af]?\b|\[10de:[0-9a-fA-F]{4}\]"
     # PyTorch's error epilogue names the debug switches of the build it came from
     r"|CUDA_LAUNCH_BLOCKING=1|TORCH_USE_CUDA_DSA"
     # backends that exist only for NVIDIA GPUs: Kokkos' CUDA execution and memory spaces (its AMD one is Kokkos::HIP),
