@@ -130,7 +130,11 @@ def test_pytorch_cudnn_version_check_naming_miopen_versions_is_amd() -> None:
     # NVIDIA's PTX assembler and an architecture-specific target (sm_90a, sm_120a): Inductor's Triton build on a
     # Blackwell GPU, https://github.com/NixOS/nixpkgs/issues/406675
     ("ptxas /tmp/tmpmwke15zw.ptx, line 6; error   : PTX .version 8.4 does not support .target sm_120a\n", "nvidia"),
+    # XLA's CUDA stream executor in its glog line: https://github.com/jax-ml/jax/issues/22416
+    ("E0715 18:02:17.586518  591934 cuda_dnn.cc:523] Loaded runtime CuDNN library: 9.0.0 but source was compiled with: "
+     "9.1.1.\n", "nvidia"),
     # AMD's counterparts are no NVIDIA vote
+    ("E0715 18:02:17.586518  591934 rocm_dnn.cc:523] MIOpen status: miopenStatusUnknownError\n", None),
     ("#3  0x00005555 in Kokkos::Impl::SharedAllocationRecord<Kokkos::HIPSpace, void>::allocate ()\n", None),
     ("wait! at /home/u/.julia/packages/AMDGPU/PtNLZ/src/sync.jl:20\n", None),
 ])

@@ -70,6 +70,8 @@ _NVIDIA_STRONG = lazy(
     # Julia's CUDA.jl and its driver/runtime artifacts (AMD's is AMDGPU.jl), in a frame or a path
     r"|\bKokkos::(?:Experimental::)?Cuda(?:Space|UVMSpace|HostPinnedSpace)?\b"
     r"|[\\/]packages[\\/]CUDA(?:_Driver_jll|_Runtime_jll)?[\\/]\w+[\\/]"
+    # XLA's and TensorFlow's CUDA stream executor printing its source file (its ROCm files are rocm_*.cc)
+    r"|\bcuda_(?:dnn|blas|fft|driver|executor|platform|diagnostics|gpu_executor)\.cc:\d+"
     # a datacenter GPU named by model and form factor alone (older drivers' nvidia-smi -L: "GPU 0: A100-SXM4-40GB")
     r"|\b(?:[AH][18]00|H200|A[1-4]0G?|L40S?|L4)(?:-(?:SXM\d?|PCIE)\b| (?:PCIe|SXM\d?|NVL)\b| \d+GB HBM)")
 
