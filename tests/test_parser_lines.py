@@ -81,6 +81,15 @@ def test_loader_and_bracketed_level_lines_are_a_programs() -> None:
     assert not is_prose("hiprtcCompileProgram is missing from the HIPRTC shared library that was found on this system.")
 
 
+def test_windows_cmd_not_recognized_is_the_shells_line() -> None:
+    """cmd.exe words a missing program as a sentence; it is the shell's output, full weight."""
+    from triage.parsers.lines import is_prose
+
+    assert not is_prose("'C:\\Program' is not recognized as an internal or external command,")
+    assert not is_prose("'D:\\rocm\\bin\\clang++' is not recognized as an internal or external command,")
+    assert is_prose("I think the command is not recognized as an internal or external command on my machine at all")
+
+
 def test_the_kernels_lines_are_machine_output_whatever_their_words() -> None:
     """amdgpu words some messages as sentences; under dmesg's clock, journald's "kernel:" or the driver's own
     prefix they are still the kernel's, full weight."""

@@ -65,6 +65,7 @@ _PROGRAM_LINE = lazy(
     # a compiler's diagnostic at a source place: "<stdin>:464:5: error: ...", "main.hip:12:3: warning: ..."
     r"|^\s*\S+?:\d+(?::\d+)?:\s*(?:fatal error|error|warning|note|remark)\b"
     r"|\bat \S+ line \d+(?:, <\w*> (?:line|chunk) \d+)?\.\s*$"  # perl's die and warn: '... at ./hipconfig line 143.'
+    r"|^\s*'[^'\n]+' is not recognized as an internal or external command"  # Windows cmd.exe: no such program
     # Python's traceback between two exceptions, and the code lines it quotes
     r"|^\s*(?:During handling of the above exception, another|The above exception was the direct cause of the)"
     r"|^\s+raise [\w.]+\("
