@@ -192,6 +192,19 @@ def test_every_shipped_database_finds_every_line_its_patterns_match() -> None:
             assert truly <= set(found[index]), (pattern, [lines[i] for i in sorted(truly - set(found[index]))[:3]])
 
 
+@needs_hyperscan
+def test_a_line_run_opening_a_later_alternative_is_found_beside_another(tmp_path, monkeypatch) -> None:
+    """Two shipped support patterns whose alternatives open a line with a run (`|^\\s*-> ...`, `^\\s*make...`): Hyperscan
+    5.4 lost the first one's line after a line ending in "-OUT CASE" until such expressions asked for their start."""
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))  # built now, not read from a cache
+    together = load(ROOT / "signatures").prefilters.together
+    pair = [next(p for p in together.patterns if p.startswith(start)) for start in ("BUILDING bitcode for", "^\\s*make(")]
+    scanner = LineScanner(pair, together.flags, "hyperscan", module=together.module)
+    assert scanner._compiled_hyperscan(build=True) is not None
+    lines = ["COUNTS FOR THEM. A HELD-OUT CASE", " -> ERROR MAKING: ROCMINFO"]
+    assert scanner.scan(lines, "\n".join(lines))[0] == [1]
+
+
 @pytest.mark.parametrize("pattern,line,matches", [
     (r"(?<=\s:)1:", "x:1: y", True),  # a lookbehind is dropped: more lines, never fewer
     (r"foo$", "foo bar", False),  # a line's end that ends the pattern is the newline

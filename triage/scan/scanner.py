@@ -341,7 +341,7 @@ class LineScanner:
                 chosen.append((index, written[0]))
                 if written[1]:
                     exact_on_ascii.append(index)
-        flags = [_SOM if _LINE_RUN.match(written) else _PLAIN for _, written in chosen]
+        flags = [_SOM if _LINE_RUN.search(written) else _PLAIN for _, written in chosen]
         database = _hyperscan_database(chosen, flags)
         # Refused (Hyperscan's error does not say which expression): first the few asked for their start are tried
         # alone (one refused is asked plainly), then, if still refused, every one alone (one refused goes the Python way)
@@ -602,9 +602,11 @@ def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
 # Hyperscan 5.4 (python-hyperscan 0.9.1) loses matches of expressions that start a line with an unbounded run
 # (`^\s*lib[\w.+-]+\.so[.\d]* => not found`) when another in the same database does too and is followed by a
 # literal of 24 bytes or more (`^\s*torch\.cuda\.is_available\(\)`): each alone matches, together neither does.
-# Asked for the leftmost start of match, such expressions are built apart and are found. Only these few ask it: for
-# every expression it makes a database five times the size and three times as slow to build. Only ends are used.
-_LINE_RUN = re.compile(rb"\^(?:\(\?:)?(?:\[(?:\\.|[^\]\\])*\]|\\.|[^\\(\[])\)?[*+]")
+# Asked for the leftmost start of match, such expressions are built apart and are found. The run may open any
+# alternative, not only the first: `BUILDING bitcode ...|^\s*-> [^\n]*:\s*rocminfo\s*$` lost its second branch
+# beside `^\s*make...: \*\*\*|^\s*FAILED: |...`. Only these ask it (about one expression in eight): for every
+# expression it makes a database five times the size and three times as slow to build. Only ends are used.
+_LINE_RUN = re.compile(rb"(?:^|(?<=\|)|(?<=\(\?:))\^(?:\(\?:)?(?:\[(?:\\.|[^\]\\])*\]|\\.|[^\\(\[])\)?[*+]")
 _SOM = (hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_SOM_LEFTMOST) if hyperscan is not None else 0
 _PLAIN = hyperscan.HS_FLAG_MULTILINE if hyperscan is not None else 0
 
