@@ -65,7 +65,6 @@ class _Block:
     def __init__(self, form: str, crashing: bool, last: int, pc: int | None = None) -> None:
         self.form, self.crashing, self.last, self.pc = form, crashing, last, pc
         self.frames: list[Frame] = []
-        self.from_pc = False  # opened by a "PC:" line
 
     def takes(self, form: str) -> bool:
         """Whether a frame of ``form`` goes on in this block (glog's frames are Abseil's form without a size)."""
@@ -87,11 +86,10 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.claim(where, "signal", "fault")
             continue
         if _GLOG_HEADER.match(text):  # its signal is the backtrace parser's; the "PC:" line just before gives frame 0
-            just_pc = block is not None and block.from_pc and len(block.frames) == 1 and block.last == index - 1
-            pc = block.frames[0].address if just_pc and block is not None else None
-            if not just_pc:
+            pc = _pc_just_before(block, index)
+            if pc is None:
                 _close(case, block)
-            block = _Block("glog", True, index, pc or None)
+            block = _Block("glog", True, index, pc or None)  # glog prints a PC of 0 where it read none
             continue
         if case.kind_of(where) == "frame":  # read already, in a report of its own (Open MPI's, UCX's)
             continue
@@ -103,7 +101,6 @@ def parse(artifact: Artifact, case: Case) -> None:
             _close(case, block)
             signalled = form == "glibc" and _signal_before(artifact, index, case)
             block = _Block(form, form == "abseil" or signalled, index)
-            block.from_pc = pc_line
         frame.index = len(block.frames)
         if len(block.frames) < MAX_FRAMES:
             block.frames.append(frame)
@@ -119,6 +116,14 @@ def _frame(text: str, where: Where) -> tuple[Frame | None, str]:
         return Frame(index=0, where=where, text=text.strip(), address=int(m["a"], 16), symbol=symbol,
                      symbol_source="input" if symbol else None), "abseil"
     return None, ""
+
+
+def _pc_just_before(block: _Block | None, index: int) -> int | None:
+    """The address of a block that is only a "PC:" line, on the line before ``index``: glog's PC, printed before its
+    signal line."""
+    if block is None or block.last != index - 1 or len(block.frames) != 1 or not block.frames[0].text.startswith("PC:"):
+        return None
+    return block.frames[0].address
 
 
 def _signal_before(artifact: Artifact, index: int, case: Case) -> bool:
