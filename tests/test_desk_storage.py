@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("sqlalchemy", reason="the desk extra is not installed: pip install -e '.[desk]'")
 pytest.importorskip("alembic", reason="the desk extra is not installed: pip install -e '.[desk]'")
 
-from sqlalchemy import inspect, text
+from sqlalchemy import event, inspect, text
 
 from triage.desk.storage import Filters, Store, default_url
 
@@ -251,6 +251,34 @@ def test_a_change_is_recorded_once_when_two_retriages_overlap(store: Store) -> N
     assert done == 2 and failed == [] and changed == []  # the other one had stored these answers already
     assert [c.case_id for c in overlapped[0][1]] == [first, second]
     assert sorted(c["case_id"] for c in store.recent_changes()) == [first, second]  # once each, not twice
+
+
+def test_a_case_added_while_an_earlier_one_commits_sees_it(store: Store) -> None:
+    """Two desks on one database: a case whose insert is slow to commit has the smaller id, so the case added
+    meanwhile must wait for it, or its "seen before" misses that case (a PostgreSQL sequence gives ids outside the
+    transaction)."""
+    slow = Store(store.url)
+    later: list[tuple[int, int]] = []  # the later case's id and its "seen before" count read right after the add
+    started, finished = threading.Event(), threading.Event()
+
+    @event.listens_for(slow.engine, "after_cursor_execute")
+    def hold_before_commit(*_: Any) -> None:
+        if not started.is_set():  # the insert ran, its transaction is still open
+            started.set()
+            finished.wait(timeout=1.0)  # the other add finishes now unless it waits for this commit
+
+    def add_later() -> None:
+        started.wait(timeout=10)
+        case_id = store.add(row(), at=at(3))
+        later.append((case_id, store.seen_before(store.get(case_id)).count))  # as the desk answers the upload
+        finished.set()
+
+    other = threading.Thread(target=add_later)
+    other.start()
+    first = slow.add(row(), at=at(2))
+    other.join()
+    slow.close()
+    assert later == [(first + 1, 1)]
 
 
 def test_concurrent_writers_each_get_their_own_case(store: Store) -> None:

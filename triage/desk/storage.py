@@ -99,6 +99,7 @@ TRIAGE_COLUMNS = ("signature", "klass", "title", "confidence", "stack_hash", "cl
 SEEN_LISTED = 20
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 MIGRATION_LOCK = 0x68697074  # PostgreSQL advisory lock key held while the schema is upgraded ("hipt")
+INSERT_LOCK = 0x68697075  # PostgreSQL advisory lock key held while a case is inserted and committed
 
 
 class StoreError(RuntimeError):
@@ -249,6 +250,11 @@ class Store:
         row = {name: _text(value) for name, value in {"status": "open", "note": "", **values}.items()}
         row.update(created_at=when, updated_at=when)
         with self.engine.begin() as connection:
+            # ids must be given in commit order: "seen before" counts the committed cases with a smaller id, and a
+            # PostgreSQL sequence hands out ids outside the transaction, so two inserts at once could commit the
+            # larger id first and the later case would miss the earlier one (SQLite's write lock already orders them)
+            if not self.sqlite:
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": INSERT_LOCK})
             return int(connection.execute(cases.insert().values(**row)).inserted_primary_key[0])
 
     def update(self, case_id: int, status: str | None = None, note: str | None = None) -> bool:
