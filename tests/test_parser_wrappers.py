@@ -138,6 +138,16 @@ def test_labels_that_do_not_repeat_are_not_taken_for_srun_tasks() -> None:
     assert unwrap(_artifact(listing))[0].lines == listing.splitlines()
 
 
+def test_a_node_label_in_brackets_before_each_line_is_cut() -> None:
+    """GASNet's and Legion's "[42] " before each line of a node's gdb backtrace; labels that count up are kept."""
+    text = ("[42] #5  0x00007fffe16bc52a in gasneti_defaultSignalHandler () from /opt/legion/lib/librealm.so.1\n"
+            "[42] #6  <signal handler called>\n"
+            "[42] #7  0x00007fffdf098c0e in ?? () from /opt/rocm-5.1.0/lib/libamdhip64.so.5\n")
+    assert unwrap(_artifact(text))[0].lines[2] == "#7  0x00007fffdf098c0e in ?? () from /opt/rocm-5.1.0/lib/libamdhip64.so.5"
+    refs = "[1] ROCm install guide\n[2] HIP programming guide\n[3] rocminfo output\n"
+    assert unwrap(_artifact(refs))[0].lines == refs.splitlines()
+
+
 def test_numbers_that_do_not_count_the_lines_are_kept() -> None:
     table = "  3  gfx1100  24GB\n  1  gfx1030  16GB\n  2  gfx90a  64GB\n"
     assert unwrap(_artifact(table))[0].lines == table.splitlines()

@@ -66,9 +66,10 @@ _COMPOSE_MIN_LINES = 2
 _ANY = lazy(r"\n(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| "
             r"|\([^()\n]{0,120}pid=\d|\[\d{1,6},\d{1,6}\]<|\d{1,4}\|[\w.-]|\d{1,5}: "
             r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::[\w.]{1,64}:| +[\w.]{1,64}:[\w.-]{1,64}\.py:\d))")
-# srun --label: the task's number before each line ("0: "). Cut only where most lines carry one and the numbers
-# repeat (a numbered list or grep -n counts up instead).
-_TASK = lazy(r"(?P<task>\d{1,5}): ")
+# srun --label: the task's number before each line ("0: "); GASNet's and Legion's node label in brackets ("[42] ", a
+# node's gdb backtrace after a crash). Cut only where most lines carry one and the numbers repeat (a numbered list or
+# grep -n counts up instead).
+_TASK = lazy(r"(?:(?P<task>\d{1,5}): |\[(?P<node>\d{1,5})\] )")
 # One JSON object a line, the program's line in one field: Docker's json-file log driver ("log"), `journalctl -o json`
 # ("MESSAGE"), structured loggers ("message", "msg"). Read as the field's text where most lines are such objects.
 _JSON_FIELDS = ("log", "MESSAGE", "message", "msg")
@@ -139,7 +140,7 @@ def _numbers(lines: list[str]) -> list[int]:
 def _tasks(lines: list[str]) -> list[int]:
     """How many leading characters of each line are srun's task label, where most lines carry one and they repeat."""
     found = [_TASK.match(line) for line in lines]
-    tasks = [m["task"] for m in found if m]
+    tasks = [m["task"] or m["node"] for m in found if m]
     filled = sum(1 for line in lines if line.strip())
     if len(tasks) < max(_NUMBERED_MIN_LINES, _NUMBERED_SHARE * filled) or len(set(tasks)) * 2 > len(tasks):
         return []
