@@ -59,6 +59,9 @@ PROGRAM_LINES = [
     # ComfyUI Desktop's report of its Python child's exit, copied from its dialog without the log's timestamp
     ("https://github.com/Comfy-Org/ComfyUI-Manager/issues/2724",
      "Python process exited with code 3221225477 and signal null"),
+    # Windows' TDR notice in its shorter wording (Event 4101 says "has successfully recovered")
+    ("https://github.com/ALaggyDev/CoordsFinder/issues/14",
+     "Display driver nvlddmkm stopped responding and has recovered."),
 ]
 
 
@@ -124,6 +127,7 @@ PERSON_LINES = [
     "I see 0x1002 as the vendor of my card in lspci, so the card is an AMD one as far as I can tell",
     "My kernel: 6.8 with the card that resets when I start the game and then it hangs again",
     "The rocm meta package depends on hipcc but it is not installable here, so the install stops for me",
+    "My display driver stopped responding and has recovered twice today while I was rendering",
 ]
 
 

@@ -85,6 +85,9 @@ _MACHINE_MARK = lazy(
     # runtime messages worded as sentences (hipGetErrorString texts and their wrappers' prefixes)
     r"|HIP out of memory|no ROCm-capable device|There is no device can be used|\bHIP Error \d+|Exception during processing"
     r"|has detected a driver timeout|an illegal memory access was encountered|the launch timed out and was terminated"
+    # Windows' TDR notice (Event 4101 and the notification's title): "Display driver amdkmdag stopped responding and has
+    # successfully recovered", "Display driver stopped responding and has recovered"
+    r"|\bDisplay driver (?:\S+ )?stopped responding and has (?:successfully )?recovered"
     # PyTorch's notes under a device error, and rocminfo's under a missing group
     r"|kernel errors might be asynchronously reported|\bCompile with .TORCH_USE_(?:HIP|CUDA)_DSA"
     r"|the default DRM access group"
