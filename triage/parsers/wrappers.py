@@ -138,7 +138,8 @@ def _numbers(lines: list[str]) -> list[int]:
 
 
 def _tasks(lines: list[str]) -> list[int]:
-    """How many leading characters of each line are srun's task label, where most lines carry one and they repeat."""
+    """How many leading characters of each line are a task or node label (srun's "0: ", GASNet's "[42] "), where most
+    lines carry one and they repeat."""
     found = [_TASK.match(line) for line in lines]
     tasks = [m["task"] or m["node"] for m in found if m]
     filled = sum(1 for line in lines if line.strip())
