@@ -65,8 +65,11 @@ def test_a_use_may_count_against_and_say_why_in_its_own_words(tmp_path: Path) ->
     ({"use": "w", "strength": 0.5}, {"w": WHEEL_MISMATCH | {"strength": 0.3}}, "each signature gives"),
     ({"id": "c", "description": "d", "strength": 0.5, "not": {"use": "w", "strength": 0.5}}, {"w": WHEEL_MISMATCH},
      "gives only a description"),
-    ({"use": "w", "strength": 0.5}, {"w": {"description": "d", "not": {"use": "v"}}, "v": WHEEL_MISMATCH},
-     "uses another shared condition"),
+    ({"use": "w", "strength": 0.5}, {"w": {"description": "d", "use": "v"}, "v": WHEEL_MISMATCH},
+     "is only a use of 'v'"),
+    ({"use": "w", "strength": 0.5}, {"w": {"description": "d", "not": {"use": "v"}},
+                                     "v": {"description": "d", "any_of": [{"log": "x"}, {"use": "w"}]}},
+     "a shared condition uses itself"),
 ])
 def test_a_wrong_use_is_a_signature_error(tmp_path: Path, condition: dict, shared: dict, message: str) -> None:
     folder = _folder(tmp_path, shared, condition)
@@ -140,3 +143,24 @@ def test_a_signature_read_again_for_its_examples_finds_its_shared_conditions(tmp
     probe = next(sig for sig in db.signatures if sig.id == "probe")
     assert probe.tests == SIGNATURE["tests"]
     assert load_signature(folder / "probe.yaml").conditions[0].kind == "compare"
+
+
+def test_a_shared_condition_may_use_another_in_its_parts(tmp_path: Path) -> None:
+    """A test several shared conditions need is written once too: a shared condition's part names it, and it answers
+    what the same test written out answers; lint counts the inner one used through the outer one."""
+    hip = {"description": "the HIP runtime is in the log", "log": r"libamdhip64"}
+    (tmp_path / "nested").mkdir()
+    (tmp_path / "written").mkdir()
+    nested = _folder(tmp_path / "nested", {"wheel-of-other-release": WHEEL_MISMATCH, "hip-present": hip,
+                                           "mismatch-beside-hip": {"description": "d", "all_of": [
+                                               {"use": "hip-present"}, {"use": "wheel-of-other-release"}]}},
+                     {"use": "mismatch-beside-hip", "strength": 0.7})
+    written = _folder(tmp_path / "written", {"mismatch-beside-hip": {"description": "d", "all_of": [
+                          {"log": r"libamdhip64"}, WHEEL_MISMATCH]}},
+                      {"use": "mismatch-beside-hip", "strength": 0.7})
+    cond = load_signature(nested / "probe.yaml").conditions[0]
+    assert [c.kind for c in cond.children] == ["log", "compare"]
+    for text in (OTHER, SAME, "torch    2.3.0+rocm6.0\n/opt/rocm-6.4.1/lib/libhsa-runtime64.so.1\n"):
+        assert _confidence(nested, text) == _confidence(written, text)
+    assert _confidence(nested, OTHER) > 0 == _confidence(nested, SAME)
+    assert check_shared(nested) == []

@@ -68,13 +68,35 @@ def read_shared(folder: Path) -> dict[str, dict]:
     shared = data.get("conditions") if isinstance(data, dict) else None
     if not isinstance(shared, dict) or not all(isinstance(v, dict) for v in shared.values()):
         raise SignatureError(f"{SHARED}: 'conditions' must map each name to a condition")
-    return {str(name): body for name, body in shared.items()}
+    out = {str(name): body for name, body in shared.items()}
+    if cycle := _cycle(out):
+        raise SignatureError(f"{SHARED}: {' -> '.join(cycle)}: a shared condition uses itself")
+    return out
+
+
+def _cycle(shared: dict[str, dict]) -> list[str]:
+    """A chain of shared conditions that comes back to its first (parts may use other shared conditions), or []."""
+    done: set[str] = set()
+
+    def visit(name: str, chain: list[str]) -> list[str]:
+        if name in chain:
+            return chain[chain.index(name):] + [name]
+        if name in done or name not in shared:
+            return []
+        for used in sorted(uses(shared[name])):
+            if found := visit(used, chain + [name]):
+                return found
+        done.add(name)
+        return []
+
+    return next((found for name in shared if (found := visit(name, []))), [])
 
 
 def _used(raw: dict, sig_id: str, shared: dict[str, dict], nested: bool = False) -> dict:
     """A condition that names a shared one (``use: NAME``) as the condition it stands for: the shared body with
     the signature's own strength, and its own id, description, ``against`` and ``weak`` where it gives them. A part
-    of all_of / any_of / not may use one too (it gives only a description): the shared test stands in its place."""
+    of all_of / any_of / not may use one too (it gives only a description): the shared test stands in its place.
+    A shared condition's own parts may use others the same way (read_shared refuses a cycle)."""
     name = str(raw["use"])
     if name not in shared:
         raise SignatureError(f"{sig_id}: condition uses {name!r}, which {SHARED} does not define")
@@ -82,8 +104,9 @@ def _used(raw: dict, sig_id: str, shared: dict[str, dict], nested: bool = False)
         raise SignatureError(f"{sig_id}: condition {raw.get('id', name)} uses {name!r} and has its own {own[0]}: one or the other")
     if kinds := [k for k in ("strength", "against", "weak") if k in shared[name]]:
         raise SignatureError(f"{SHARED}: {name} has {kinds[0]}, which each signature gives where it uses it")
-    if uses(shared[name]):
-        raise SignatureError(f"{SHARED}: {name} uses another shared condition; a shared condition is written out whole")
+    if "use" in shared[name]:
+        raise SignatureError(f"{SHARED}: {name} is only a use of {shared[name]['use']!r}; a shared condition is a test "
+                             f"of its own (its parts may use others)")
     if nested and (other := sorted(set(raw) - _PART_USE_KEYS)):
         raise SignatureError(f"{sig_id}: a part that uses {name!r} gives only a description, not {other[0]}")
     if other := sorted(set(raw) - _USE_KEYS):
