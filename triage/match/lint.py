@@ -235,12 +235,11 @@ def check_shared(folder: Path) -> list[str]:
     for _, data in _signature_files(folder):
         if isinstance(data.get("conditions"), list):
             used.update(*(uses(c) for c in data["conditions"]))
-    for name in list(used):  # and what those use in their parts, however deep (read_shared refused cycles)
-        more = [name]
-        while more:
-            for inner in uses(shared.get(more.pop(), {})) - used:
-                used.add(inner)
-                more.append(inner)
+    more = list(used)  # and what those use in their parts, however deep
+    while more:
+        for inner in uses(shared.get(more.pop(), {})) - used:
+            used.add(inner)
+            more.append(inner)
     problems += [f"{SHARED}: {name}: no signature uses it" for name in shared if name not in used]
     return problems
 
