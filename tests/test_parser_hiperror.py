@@ -22,6 +22,7 @@ def _errors(text: str) -> list[str]:
     ("RuntimeError: HIP error: invalid device function", "hipErrorInvalidDeviceFunction"),
     ("ROCm error: no kernel image is available for execution on the device", "hipErrorNoBinaryForGpu"),
     ("hipMalloc failed: out of memory", "hipErrorOutOfMemory"),
+    ("Err: hipHostRegister failed with code: 2.", "hipErrorOutOfMemory"),  # the number ends the sentence
 ])
 def test_every_form_names_the_error(line: str, name: str) -> None:
     assert _errors(line) == [name]
@@ -40,6 +41,7 @@ def test_an_error_given_only_by_number_is_marked_so() -> None:
 @pytest.mark.parametrize("line", [
     "HIP version 6.2.41133, error 0",  # no such error
     "hipMalloc of 2 GiB: 16 GiB free",  # a size, not a code
+    "hipMalloc returned error 2.5 GiB later",  # a decimal, not a code
     "llama runner process has terminated: exit status 2",  # no HIP word
     "CUDA error: invalid device function",  # CUDA's wording: whose GPU it is, is for the derived facts
     "When I run the model I always get hipErrorNoDevice and then it stops, which is strange because rocminfo works",

@@ -41,7 +41,7 @@ _NAME = lazy(r"\bhipError(?!_t\b)(?P<name>[A-Z]\w{2,40})\b")
 _HIP_WORD = r"(?:\bhip[A-Z]\w{2,40}\b|\bHIP\b|\bROCm\b|\bhip\b)"  # a HIP call, or HIP / ROCm named
 _NUMBER = lazy(
     _HIP_WORD + r"[^\n;]{0,60}?\b(?:error(?:\s+code)?|err|code|status|returned|result|failed\s+with(?:\s+error)?)"
-    r"\s*[:=#]?\s*\(?(?P<n>\d{1,4})\b(?![.\d]|\s*(?:MiB|GiB|MB|GB|bytes|%|s\b|ms\b))"
+    r"\s*[:=#]?\s*\(?(?P<n>\d{1,4})\b(?!\.\d|\s*(?:MiB|GiB|MB|GB|bytes|%|s\b|ms\b))"  # "code: 2." ends a sentence
 )
 # "HIP error: invalid device function", "hipMalloc failed: out of memory", "ROCm error: ..."
 _TEXT = lazy(_HIP_WORD + r"[^\n]{0,40}?\b(?:error|failed)\b[^\n:]{0,20}:\s*(?P<text>"
