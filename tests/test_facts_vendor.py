@@ -140,3 +140,15 @@ def test_pytorch_cudnn_version_check_naming_miopen_versions_is_amd() -> None:
 ])
 def test_backends_only_built_for_nvidia_vote_nvidia(line: str, vendor: str | None) -> None:
     assert ("nvidia", 3) in _votes(line) if vendor else all(v != "nvidia" for v, _ in _votes(line))
+
+
+def test_numba_roc_probe_saying_rocm_is_absent_is_no_amd_vote() -> None:
+    # numba -s's warning log on a machine without ROCm (an NVIDIA one): https://github.com/numba/numba/issues/8006
+    probe = ("Warning (roc): Error initialising ROC: No ROC toolchains found.\n"
+             "Warning (roc): No HSA Agents found, encountered exception when searching: Error at driver init: \n"
+             "NUMBA_HSA_DRIVER /opt/rocm/lib/libhsa-runtime64.so is not a valid file path.  Note it must be a filepath"
+             " of the .so/.dll/.dylib or the driver:\n")
+    assert _vendor(probe) is None
+    assert _vendor(probe + "GPU 0: NVIDIA GeForce RTX 3060 (UUID: GPU-1234)\n") == "nvidia"
+    # a ROCm path on another line still votes AMD
+    assert _vendor(probe + "ROCm version: 6.2.0\nhipErrorNoBinaryForGpu\n") == "amd"

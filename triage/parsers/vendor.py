@@ -97,7 +97,10 @@ CUPY_NVRTC = lazy(r"\bcupy(?:_backends)?(?:\.\w+)*\.nvrtc\b(?:\.\w+)*|\bNVRTCErr
 # Graphics") says the machine has an AMD iGPU, not that the failing program used it: laptops pair such a processor
 # with an NVIDIA card. The line is a weak AMD vote unless something else on it is strong.
 _APU_PROCESSOR = lazy(r"\b(?:Ryzen|Athlon)\b[^\n]*?\b(?:w/|with)\s+(?:AMD\s+)?Radeon\b[^\n]*?(?:Graphics|\d{3}M)\b")
-_AMD_ABSENT = lazy(r"\bamdgpu (?:driver |kernel module )?(?:is )?not (?:detected|found|loaded|present)\b", re.IGNORECASE)
+# Numba's probe of its old ROC target (numba -s, printed on every machine, mostly NVIDIA or CPU-only ones) says that
+# no ROCm is there: "NUMBA_HSA_DRIVER /opt/rocm/lib/libhsa-runtime64.so is not a valid file path", "No ROC toolchains".
+_AMD_ABSENT = lazy(r"\bamdgpu (?:driver |kernel module )?(?:is )?not (?:detected|found|loaded|present)\b"
+                   r"|\bNUMBA_HSA_DRIVER\b[^\n]*\bis not a valid file path|\bNo ROC toolchains found\b", re.IGNORECASE)
 _NEEDLES = Needles(_AMD_STRONG, _AMD_WEAK, _NVIDIA_STRONG, _ZLUDA)
 _PLATFORMS = Needles(_PLATFORM)
 STRONG, WEAK = 3, 1
