@@ -125,6 +125,19 @@ def test_cxx_lambdas_and_operators_in_names() -> None:
     assert all(_base(f.module) == "libhsa-runtime64.so.1" for f in frames)
 
 
+def test_operator_new_and_delete_with_their_space_are_frames() -> None:
+    """gdb names a replaced allocator's frame "operator delete(void*)" (cms-sw/cmssw#47450): the space after "operator"
+    is part of the name, and the frame is not dropped from the stack."""
+    text = ("Thread 1 \"app\" received signal SIGSEGV, Segmentation fault.\n"
+            "#0  0x00001555538a8a4c in _int_free () from /lib64/libc.so.6\n"
+            "#1  0x00001555555441ac in operator delete(void*) () from /opt/tools/libAllocMonitorPreload.so\n"
+            "#2  0x000015554f8dd24d in operator new[](unsigned long) () from /opt/rocm/lib/libamd_comgr.so.2\n"
+            "#3  0x000015554f8ddd93 in main () at app.cpp:9\n")
+    frames = _crashing(parse([artifact(text, "bt.txt")]))
+    assert [f.symbol for f in frames] == ["_int_free", "operator delete(void*)", "operator new[](unsigned long)", "main"]
+    assert _base(frames[1].module) == "libAllocMonitorPreload.so"
+
+
 def test_a_module_path_with_spaces_in_parentheses_is_read_whole() -> None:
     """LLVM's crash handler in a Windows app under a user folder with a space (the E-02 failure-wording fixture,
     from a stable-diffusion-webui-amdgpu thread): each frame names amdhip64_7.dll and its offset; the same form on

@@ -78,6 +78,21 @@ def test_a_handler_stack_in_the_hip_runtime_is_a_runtime_crash(tmp_path: Path) -
     assert top.klass == "runtime-crash" and top.confidence >= 0.45
 
 
+def test_frame_numbers_padded_after_the_hash_are_read() -> None:
+    # CPU-X's handler prints "# 1 ", "# 2 " ... "#10 " before glibc's backtrace_symbols lines (CPU-X#283); its first frame
+    # is the C library's trampoline, so the stack is the crashing one and starts at free() called by the OpenCL runtime
+    case = _case("========================= Backtrace =========================\n"
+                 "# 1 /lib64/libc.so.6(+0x38b20) [0x7fec7600ab20]\n"
+                 "# 2 /lib64/libc.so.6(__libc_free+0x1e) [0x7fec7606930e]\n"
+                 "# 3 /opt/rocm-5.4.3/lib/libamdocl64.so(+0xc90b2) [0x7fec4c3350b2]\n"
+                 "# 9 /opt/rocm-5.4.3/lib/libamdocl64.so(clIcdGetPlatformIDsKHR+0x8b) [0x7fec4c2dbc0b]\n"
+                 "#10 /opt/rocm-5.4.3/lib/libOpenCL.so.1(+0x3385) [0x7fec761eb385]\n")
+    [stack] = case.stacks
+    assert stack.form == "glibc" and stack.crashing
+    assert stack.frames[0].symbol == "__libc_free"
+    assert stack.frames[1].module.endswith("libamdocl64.so") and len(stack.frames) == 4
+
+
 def test_one_frame_line_alone_is_no_stack() -> None:
     case = _case("see /opt/rocm/lib/libamdhip64.so.6(+0x2a1b3c)[0x7f3a2b4c5d6e] in the log\n"
                  "/opt/rocm/lib/libamdhip64.so.6(+0x2a1b3c)[0x7f3a2b4c5d6e]\n")

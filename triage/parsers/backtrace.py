@@ -53,8 +53,8 @@ _FROM = lazy(r"(?<!\s)\s+from\s+(?P<m>\S+)$")
 _AT_OBJECT = lazy(r"(?<!\s)\s+at\s+(?P<m>[^\s:]*/[^\s:]*)$")
 _MODULE_ONLY = lazy(r"(?<!\s)\s+\((?P<m>[^\s()=,]+)\)$")
 _BRACKETED = lazy(r"\([^()]*\)|<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}")  # "{lambda()#1}" too
-# C++ operators in a name ("operator->", "operator()", "operator<<"): read as the word "operator"
-_OPERATOR = lazy(r"\boperator(?:\(\)|\[\]|->\*?|<=>|<<=?|>>=?|&&|\|\||\+\+|--|[-+*/%^&|~!=<>,]=?)")
+# C++ operators in a name ("operator->", "operator()", "operator<<", "operator delete[]"): read as the word "operator"
+_OPERATOR = lazy(r"\boperator(?:\s+(?:new|delete)(?:\[\])?|\(\)|\[\]|->\*?|<=>|<<=?|>>=?|&&|\|\||\+\+|--|[-+*/%^&|~!=<>,]=?)")
 _SYMBOL = lazy(r"^[A-Za-z_~$.][\w:~$.@*&]*(?:\s+const)?$")
 # GCC's suffix for a specialised copy of a function, which gdb prints after the name: "f(int) [clone .constprop.0]"
 _CLONE = lazy(r"(?:\s*\[clone \.[\w.]+\])+$")

@@ -40,8 +40,9 @@ from triage.model import Artifact, Case, Frame, Stack, Where
 from triage.parsers.lines import Needles
 from triage.parsers.mpistack import MAX_FRAMES, SIGNALS, glibc_frame, is_trampoline
 
-# "PATH(SYM+0xOFF) [0xADDR]", "PATH(+0xOFF)[0xADDR]", after an optional frame number ("#3 ", "3: ", "[bt] (3) ")
-_GLIBC = lazy(r"^\s*(?:#\d{1,3}\s+|\d{1,3}:?\s+|\[bt\]\s*\(\d{1,3}\)\s+)?(?P<body>[^\s()\[\]][^()\[\]\s]*"
+# "PATH(SYM+0xOFF) [0xADDR]", "PATH(+0xOFF)[0xADDR]", after an optional frame number ("#3 ", "# 3 " as CPU-X pads it,
+# "3: ", "[bt] (3) ")
+_GLIBC = lazy(r"^\s*(?:#\s?\d{1,3}\s+|\d{1,3}:?\s+|\[bt\]\s*\(\d{1,3}\)\s+)?(?P<body>[^\s()\[\]][^()\[\]\s]*"
               r"\([^()]*\)\s*\[0x[0-9a-fA-F]+\])\s*$")
 # A line that says a signal arrived: a handler's own words, a shell's, glibc's
 _SIGNALLED = lazy(r"(?i)\b(?:(?:caught|received|got) signal:? (?:SIG)?(?P<n>\d{1,2}|[A-Z]{3,4})\b|signal (?P<m>\d{1,2})\b"
