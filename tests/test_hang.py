@@ -226,3 +226,33 @@ def test_kernel_frame_with_the_module_build_id() -> None:
     ext4 = ext4.replace("events amdgpu_tlb_fence_work [amdgpu]", "events_unbound flush_to_ldisc")
     got = facts(ext4)
     assert got["process_hung"] == "yes" and "hung_in" not in got
+
+
+# An AMD_LOG_LEVEL=3 log (ROCm 6.x pid/tid prefix) that ends in the runtime's wait inside hipDeviceSynchronize.
+HIP_LOG_ENDS_IN_WAIT = """\
+:3:hip_platform.cpp         :225 : 2718120631 us: [pid:4121  tid:0x7f3a8c1ff740]  hipLaunchKernel ( 0x55d1c0a3e2f0, {128,1,1}, {256,1,1}, 0x7ffd0e2b1a40, 0, stream:<null> )
+:3:hip_platform.cpp         :233 : 2718120650 us: [pid:4121  tid:0x7f3a8c1ff740] hipLaunchKernel: Returned hipSuccess :
+:3:hip_device_runtime.cpp   :652 : 2718120655 us: [pid:4121  tid:0x7f3a8c1ff740]  hipDeviceSynchronize (  )
+:3:rocvirtual.hpp           :67  : 2718120661 us: [pid:4121  tid:0x7f3a8c1ff740] Host active wait for Signal = (0x7f3a7c0fd080) for -1 ns
+"""
+
+
+def test_hip_log_ending_in_a_wait_inside_an_api_call_is_a_hang() -> None:
+    got = facts(HIP_LOG_ENDS_IN_WAIT)
+    assert got["process_hung"] == "yes" and got["hung_in"] == "hipDeviceSynchronize (HIP log)"
+    assert "gpu-call-hang" in [d.id for d in _analyze(HIP_LOG_ENDS_IN_WAIT).diagnoses]
+
+
+@pytest.mark.parametrize("text", [
+    # the call returned after the wait: the log goes on
+    HIP_LOG_ENDS_IN_WAIT + ":3:hip_device_runtime.cpp   :667 : 2718121002 us: [pid:4121  tid:0x7f3a8c1ff740] "
+                           "hipDeviceSynchronize: Returned hipSuccess :\n",
+    # the process crashed while waiting: something follows the wait line
+    HIP_LOG_ENDS_IN_WAIT + "Segmentation fault (core dumped)\n",
+    # the thread's last API call returned; the final wait is the runtime's own
+    HIP_LOG_ENDS_IN_WAIT.replace("]  hipDeviceSynchronize (  )", "] hipDeviceSynchronize: Returned hipSuccess :"),
+    # the wait is another thread's than the open call's
+    HIP_LOG_ENDS_IN_WAIT.replace("tid:0x7f3a8c1ff740] Host active wait", "tid:0x7f3a11ffe640] Host active wait"),
+])
+def test_hip_log_not_ending_in_an_open_wait_is_no_hang(text: str) -> None:
+    assert "process_hung" not in facts(text)

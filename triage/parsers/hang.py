@@ -59,6 +59,11 @@ _WATCHDOG = lazy(r"watchdog (?:got stuck|thread terminated|timed out)|\bHeartbea
                  r"|\bstill waiting\b(?=[^\n]{0,200}\b(?:GPU|HIP|HSA|hip[A-Z]\w+|hsa_\w+|RCCL|NCCL|stream|kernel"
                  r"|device|synchroniz\w*|collective))", re.IGNORECASE)
 _NEEDLES = Needles(_HUNG_TASK, _FAULTHANDLER, _PYSPY_THREAD, _COLLECTIVE, _WATCHDOG)
+# An AMD_LOG_LEVEL>=3 HIP runtime log whose last line is the runtime starting to wait for a signal: the log of a
+# process that never got past that wait (hipDeviceSynchronize, hipMemcpy, hipMemset... that never returned).
+_HIP_WAIT_LAST = lazy(r"\[(?:pid:\s*\d+\s+)?tid:\s*(?P<tid>0x[0-9a-f]+)\]\s+Host (?:active )?wait for Signal = \(0x[0-9a-f]+\) for -?\d+ ns\s*$")
+_HIP_API_LINE = lazy(r"\[(?:pid:\s*\d+\s+)?tid:\s*(?P<tid>0x[0-9a-f]+)\]\s+(?:\S+\s+)?(?P<call>hip[A-Z]\w*)(?P<ret>: Returned\b| \()")
+HIP_WAIT_LOOKBACK = 200  # lines read back from the final wait to the API call it is in
 
 TRACE_LINES = 120  # a hung-task trace or a thread dump read past its first line, at most
 TOP_FRAMES = 12  # a stuck thread's frames looked at from the top: the waits under the API call
@@ -105,6 +110,31 @@ def parse(artifact: Artifact, case: Case) -> None:
             case.claim(where, "hang-report")
             if m := GPU_WAIT.search(text):
                 case.add_fact("hang_stack_call", m["call"], where, quoted, 40)
+    _hip_log_ends_in_wait(artifact, case)
+
+
+def _hip_log_ends_in_wait(artifact: Artifact, case: Case) -> None:
+    """A HIP log that ends in the runtime's wait for a signal, inside an API call of the same thread that never
+    logged its return: the process hung there (the log of a crash or a normal exit goes on past the wait)."""
+    lines = artifact.lines
+    last = len(lines) - 1
+    while last >= 0 and not lines[last].strip():
+        last -= 1
+    if last < 0 or "wait for Signal" not in lines[last]:
+        return
+    wait = _HIP_WAIT_LAST.search(lines[last])
+    if wait is None:
+        return
+    for index in range(last - 1, max(-1, last - HIP_WAIT_LOOKBACK), -1):
+        m = _HIP_API_LINE.search(lines[index])
+        if m is None or m["tid"] != wait["tid"]:
+            continue
+        if m["ret"].startswith(":"):
+            return  # the thread's last API call returned: the wait is the runtime's own, not a stuck call
+        where = Where(artifact.name, last + 1)
+        case.add_fact("hang_report", "hip-log-ends-in-wait", where, lines[last].strip(), 40)
+        case.add_fact("hang_stack_call", f"{m['call']} (HIP log)", Where(artifact.name, index + 1), lines[index].strip(), 50)
+        return
 
 
 def _kernel_trace(artifact: Artifact, start: int, case: Case) -> int:
