@@ -84,6 +84,8 @@ ZH = Path(__file__).parent.parent / "corpus" / "realworld" / "windowsml-15-amdhi
     (FIXTURES / "event-fr.txt", "ntdll.dll", "0xC0000374", "0x00000000000f7143"),
     (FIXTURES / "event-es.txt", "ntdll.dll", "0xC00000FD", "0x000000000003c43a"),
     (FIXTURES / "wer-es.txt", "ConstraintIndex.Search.dll", "0xC0000005", "0x00000000000bb2b3"),
+    (FIXTURES / "wer-zh.txt", "ntdll.dll", "0xC0000005", "0x0002aabb"),
+    (FIXTURES / "wer-de.txt", "ntdll.dll", "0xC0000005", "0x0003d968"),
     (FIXTURES / "event-ja.txt", "arrow.dll", "0xC0000005", "0x0000000000bc221b"),
     (FIXTURES / "event-ru.txt", "lmadmin.exe", "0xC0000005", "0x0005e222"),
     (FIXTURES / "event-ko.txt", "unknown", "0x80131623", "0x00007ffd47facf2c"),

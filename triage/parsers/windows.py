@@ -40,12 +40,14 @@ CRASH_LABELS = {
     "module": ("Faulting module name", "Fault Module Name", "Name des fehlerhaften Moduls", "Fehlerhafter Modulname",
                "Nom du module défaillant", "Nombre del módulo con errores", "障害が発生しているモジュール名",
                "障害が発生しているモジュールの名前", "出错模块名称", "错误模块名称", "錯誤模組名稱", "Имя сбойного модуля",
-               "Имя модуля с ошибкой", "오류 있는 모듈 이름", "Exception Module"),
+               "Имя модуля с ошибкой", "오류 있는 모듈 이름", "Exception Module",
+               # the labels of a WER "problem signature" (Problemsignatur / 问题签名 / 問題の署名) where they differ
+               "故障模块名称", "Fehlermodulname", "障害モジュールの名前"),
     "code": ("Exception code", "Ausnahmecode", "Code d’exception", "Code d'exception", "Code de l’exception",
              "Código de excepción", "例外コード", "异常代码", "例外狀況代碼", "Код исключения", "예외 코드"),
     "offset": ("Fault offset", "Exception Offset", "Fehleroffset", "Décalage d’erreur", "Décalage de l’erreur",
                "Desplazamiento de errores", "Desplazamiento de excepción", "障害オフセット", "错误偏移量", "错误偏移",
-               "Смещение ошибки", "오류 오프셋"),
+               "Смещение ошибки", "오류 오프셋", "异常偏移", "Ausnahmeoffset", "例外オフセット"),
 }
 _SEP = r"[ \t\u00a0]*[:：=\t][ \t\u00a0]*"
 
