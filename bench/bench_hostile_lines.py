@@ -26,12 +26,13 @@ import re
 import statistics
 import sys
 import time
+from typing import Any
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from triage.lazy import LazyPattern
+from triage.lazy import LazyPattern, LazyRegex
 from triage.parsers.lines import MAX_LINE
 
 PACKAGES = ("triage.parsers", "triage.derive", "triage.match")
@@ -41,13 +42,17 @@ SUFFIXES = ("", "!", "\x01", "(")
 LINEAR = re.compile(r"(?i)amdhip64_\d")  # one pass over the line: the baseline of each ratio
 
 
-def patterns(modules: list[str]) -> list[tuple[str, re.Pattern[str]]]:
-    """Every module-level regex (compiled or lazy) of ``modules``, named ``module.NAME``."""
+def patterns(modules: list[str]) -> list[tuple[str, Any]]:
+    """Every module-level regex (compiled or lazy, of re or regex) of ``modules``, named ``module.NAME``."""
     found = []
     for name in modules:
         module = importlib.import_module(name)
         for attr, value in vars(module).items():
-            if isinstance(value, LazyPattern):
+            if isinstance(value, LazyRegex):  # a pattern of the regex module (\p{...} classes): compiled by it
+                import regex
+
+                found.append((f"{name}.{attr}", regex.compile(value.pattern, value.flags)))
+            elif isinstance(value, LazyPattern):
                 found.append((f"{name}.{attr}", re.compile(value.pattern, value.flags)))
             elif isinstance(value, re.Pattern) and isinstance(value.pattern, str):
                 found.append((f"{name}.{attr}", value))
