@@ -120,12 +120,14 @@ def _hip_log_ends_in_wait(artifact: Artifact, case: Case) -> None:
     last = len(lines) - 1
     while last >= 0 and not lines[last].strip():
         last -= 1
-    if last < 0 or "wait for Signal" not in lines[last]:
+    if last < 0 or not readable(lines[last]) or "wait for Signal" not in lines[last]:
         return
     wait = _HIP_WAIT_LAST.search(lines[last])
     if wait is None:
         return
     for index in range(last - 1, max(-1, last - HIP_WAIT_LOOKBACK), -1):
+        if not readable(lines[index]):  # as the traces above: a line past MAX_LINE is no runtime log line
+            continue
         m = _HIP_API_LINE.search(lines[index])
         if m is None or m["tid"] != wait["tid"]:
             continue
