@@ -21,7 +21,7 @@ from triage.resources import data_dir
 
 REALWORLD = ROOT / "corpus" / "realworld"
 SIGNATURES = data_dir("signatures")
-# Design cases (see /work/harvest/design-cases.txt): an invalid-kernel-file message that a specific signature
+# Design cases: an invalid-kernel-file message that a specific signature
 # and the class's fallback both read; a crash that only the runtime-crash fallback reads.
 TWO_SIGNATURES = "dlss-nr-on-amd-29-rx9060xt-gfx1200-invalid-kernel-file-no-gfx1200-kernels"
 FALLBACK_ONLY = "clr-18-znver4-hip-nontemporal-memcpy-segfault-fixed-rocm62"
@@ -88,6 +88,22 @@ def test_a_case_named_wrong_is_not_ablated_and_outcomes_count_as_accuracy_does()
     assert tool.outcome(label, tool.Answer("unknown", "unknown")) == "unknown"
     assert tool.outcome(label, tool.Answer("out-of-memory", "hip-error-out-of-memory")) == "wrong"
     assert tool.outcome(label, tool.Answer("runtime-crash", "rocm-library-crash-fallback", True)) == "right"
+
+
+def test_fixture_mode_takes_the_positive_fixtures_with_their_indexed_class() -> None:
+    tool = _tool()
+    rows = tool.fixture_positives()
+    classes = {klass for _, klass in rows}
+    assert "unknown" not in classes and "outside-gpu-stack" not in classes
+    assert {"runtime-crash", "no-code-object", "gpu-hang-reset"} <= classes
+    indexed = [line.split("\t") for line in (tool.FIXTURES / "index.tsv").read_text(encoding="utf-8").splitlines()
+               if line.strip() and not line.startswith("#")]
+    assert len(rows) == sum(klass not in ("unknown", "outside-gpu-stack") for _, klass, _ in indexed)
+    path, klass = next((p, k) for p, k in rows if k == "no-code-object")
+    result = tool._run(str(path), klass)
+    assert result is not None and result.label == klass and result.answer.klass == klass
+    assert result.answer.signature in result.left_out["top"]
+    assert tool.outcome(tool.fixture_label(path, klass), tool.Answer("runtime-crash", "x")) == "wrong"
 
 
 @pytest.mark.parametrize("argument", ["--corpus=/nonexistent-corpus"])

@@ -1,6 +1,6 @@
 """How much of what the tool names right hangs on one signature: the design positives matched again without it.
 
-    python3 tools/ablation.py [--corpus DIR] [--jobs N] [--json] [--list]
+    python3 tools/ablation.py [--corpus DIR | --fixtures] [--jobs N] [--json] [--list]
 
 Every positive case of the design part that the tool names right is matched twice more:
 
@@ -12,7 +12,10 @@ Per class it prints how many are still right (another signature or a fallback of
 them), how many become ``unknown`` and how many become wrong. A class whose cases all hang on one
 specific signature each will miss the next user's wording of the same failure; this shows it from
 design cases alone. ``--list`` names the cases that the ``class`` run loses, with the signature each
-hung on. Held-out cases are never matched here.
+hung on. Held-out cases are never matched here. ``--fixtures`` does the same on the failure-wording
+fixtures (tests/fixtures/failure-wordings, each with the class its index gives; those indexed
+``unknown`` or ``outside-gpu-stack`` are not positives and are left out): more than a thousand real
+wordings, so a class's fallback coverage is measured on many more apps and releases than the design part has.
 """
 
 from __future__ import annotations
@@ -84,8 +87,13 @@ def ablate(case: Case, label: Label, db: Database) -> Ablation | None:
     return Ablation(str(label.folder.name), label.klass, answer, left_out, without)
 
 
-def _run(folder: str) -> Ablation | None:
-    """Parse, symbolize and derive one case folder as a triage does, then ablate it."""
+FIXTURES = ROOT / "tests" / "fixtures" / "failure-wordings"
+NOT_POSITIVE = ("unknown", "outside-gpu-stack")
+
+
+def _run(path: str, klass: str | None = None) -> Ablation | None:
+    """Parse, symbolize and derive one case folder (or one fixture file of class ``klass``) as a triage
+    does, then ablate it."""
     from triage.ingest import read_inputs
     from triage.match import load
     from triage.pipeline import analyze
@@ -93,9 +101,30 @@ def _run(folder: str) -> Ablation | None:
 
     signatures = data_dir("signatures")
     db = load(signatures)
-    artifacts, warnings = read_inputs([folder])
+    artifacts, warnings = read_inputs([path])
     case = analyze(artifacts, db, signatures, warnings).case
-    return ablate(case, read_label(Path(folder)), db)
+    label = read_label(Path(path)) if klass is None else fixture_label(Path(path), klass)
+    return ablate(case, label, db)
+
+
+def _run_pair(pair: tuple[str, str | None]) -> Ablation | None:
+    return _run(*pair)
+
+
+def fixture_label(path: Path, klass: str) -> Label:
+    """A fixture's index row as a label: the class must be named exactly."""
+    return Label(path, klass, "", "", "", "", "yes")
+
+
+def fixture_positives(folder: Path = FIXTURES) -> list[tuple[Path, str]]:
+    """(file, class) of every fixture whose index row names a GPU-stack class."""
+    rows = []
+    for line in (folder / "index.tsv").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, klass, _source = line.split("\t")
+            if klass not in NOT_POSITIVE:
+                rows.append((folder / name, klass))
+    return rows
 
 
 def design_positives(corpus: Path) -> list[Label]:
@@ -120,21 +149,29 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=ROOT / "corpus" / "realworld")
     parser.add_argument("--jobs", type=int, default=None, help="processes (default: all cores)")
+    parser.add_argument("--fixtures", action="store_true",
+                        help="the failure-wording fixtures instead of the design part of the corpus")
     parser.add_argument("--json", action="store_true", help="every ablated case as JSON")
     parser.add_argument("--list", action="store_true", help="the cases the class run loses, and what they hung on")
     args = parser.parse_args()
-    if not args.corpus.is_dir():
-        parser.error(f"no corpus folder {args.corpus}")
-    positives = design_positives(args.corpus)
-    labels = {label.folder.name: label for label in positives}
+    if args.fixtures:
+        work = [(str(path), klass) for path, klass in fixture_positives()]
+        labels = {Path(path).name: fixture_label(Path(path), klass) for path, klass in work}
+        what = "failure-wording fixtures"
+    else:
+        if not args.corpus.is_dir():
+            parser.error(f"no corpus folder {args.corpus}")
+        positives = design_positives(args.corpus)
+        labels = {label.folder.name: label for label in positives}
+        work = [(str(label.folder), None) for label in positives]
+        what = "design positives"
     with ProcessPoolExecutor(args.jobs) as pool:
-        results = [r for r in pool.map(_run, [str(label.folder) for label in positives], chunksize=4) if r]
+        results = [r for r in pool.map(_run_pair, work, chunksize=4) if r]
     if args.json:
         print(json.dumps([asdict(r) for r in results], indent=1))
         return 0
     table = tally(results, labels)
-    print(f"{len(results)} of {len(positives)} design positives right with every signature; still right, unknown, "
-          "wrong without")
+    print(f"{len(results)} of {len(work)} {what} right with every signature; still right, unknown, wrong without")
     print(f"  {'':26} {'the top signature':>26}   {'the class specific ones':>32}")
     print(f"  {'class':<26} {'cases':>5} {'right':>7} {'unknown':>8} {'wrong':>6}   "
           f"{'right (fallback)':>17} {'unknown':>8} {'wrong':>6}")
