@@ -67,3 +67,49 @@ def test_a_null_read_inside_the_hip_runtime_is_a_runtime_crash() -> None:
     diagnoses = _diagnoses(text)
     assert diagnoses[0].klass == "runtime-crash"
     assert "device-libs-missing" not in {d.klass for d in diagnoses if d.score > 0.2}
+
+
+# Lines that say what is installed or in use and nothing of a failure: context, never a cause on their own.
+CONTEXT = {
+    "a ROCm wheel's version": "PyTorch version: 2.4.1+rocm6.1\n",
+    "ggml's ROCm device count": "ggml_cuda_init: found 1 ROCm devices:\n",
+    "a ROCm buffer size": "llm_load_tensors:      ROCm0 buffer size =  4155.99 MiB\n",
+    "an override export": "export HSA_OVERRIDE_GFX_VERSION=10.3.0\n",
+    "a debugging variable export": "export AMD_SERIALIZE_KERNEL=3\n",
+    "an APU's device line": "  Device 0: AMD Radeon Graphics, gfx1151 (0x1151), VMM: no, Wave Size: 32\n",
+}
+
+
+@pytest.mark.parametrize("text", CONTEXT.values(), ids=CONTEXT.keys())
+def test_context_lines_alone_make_no_candidate(text: str) -> None:
+    diagnoses = _diagnoses(text)
+    assert diagnoses[0].klass == "unknown"
+    assert all(d.score <= 0.2 for d in diagnoses[1:]), [(d.id, d.score) for d in diagnoses[1:]]
+
+
+# A GPU listed beside a program's generic crash, with nothing that names a GPU compute runtime.
+LISTED_GPU = {
+    "an RDNA1 card in lspci and a shell's segfault": (
+        "03:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 10 [Radeon RX 5600 OEM/5600 XT / "
+        "5700/5700 XT] (rev c1)\n$ ./myprog --input data.bin\nSegmentation fault (core dumped)\n"),
+    "an APU in lspci and a Python segfault": (
+        "05:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Cezanne [Radeon Vega Series / Radeon "
+        "Vega Mobile Series] (rev c5)\n$ python train.py\nSegmentation fault (core dumped)\n"),
+    "a Polaris card in lspci and the program's own segfault line": (
+        "01:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Ellesmere [Radeon RX 470/480/570/570X/"
+        "580/580X/590] (rev e7)\n[ 1234.567890] myprog[4242]: segfault at 0 ip 000055d1c0a1b2c3 sp 00007ffd5e6f7a80 "
+        "error 4 in myprog[55d1c0a00000+20000]\n"),
+}
+
+
+@pytest.mark.parametrize("text", LISTED_GPU.values(), ids=LISTED_GPU.keys())
+def test_a_gpu_listed_beside_a_generic_crash_is_no_confident_class(text: str) -> None:
+    diagnoses = _diagnoses(text)
+    assert diagnoses[0].klass == "unknown", [(d.id, d.confidence) for d in diagnoses]
+    assert all(d.confidence < 0.45 for d in diagnoses[1:]), [(d.id, d.confidence) for d in diagnoses[1:]]
+
+
+def test_the_same_crash_with_the_compute_stack_named_keeps_the_unsupported_reading() -> None:
+    """Once the output shows the ROCm stack at work on the card, its missing support is the reading again."""
+    diagnoses = _diagnoses("GPU: AMD Radeon RX 580 (gfx803)\nROCm 6.2\n$ ./app\nSegmentation fault (core dumped)\n")
+    assert diagnoses[0].klass == "unsupported-gpu" and diagnoses[0].confidence >= 0.8
