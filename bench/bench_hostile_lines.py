@@ -26,8 +26,10 @@ import re
 import statistics
 import sys
 import time
-from typing import Any
 from pathlib import Path
+from typing import Any
+
+import regex
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -49,8 +51,6 @@ def patterns(modules: list[str]) -> list[tuple[str, Any]]:
         module = importlib.import_module(name)
         for attr, value in vars(module).items():
             if isinstance(value, LazyRegex):  # a pattern of the regex module (\p{...} classes): compiled by it
-                import regex
-
                 found.append((f"{name}.{attr}", regex.compile(value.pattern, value.flags)))
             elif isinstance(value, LazyPattern):
                 found.append((f"{name}.{attr}", re.compile(value.pattern, value.flags)))

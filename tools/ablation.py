@@ -107,10 +107,6 @@ def _run(path: str, klass: str | None = None) -> Ablation | None:
     return ablate(case, label, db)
 
 
-def _run_pair(pair: tuple[str, str | None]) -> Ablation | None:
-    return _run(*pair)
-
-
 def fixture_label(path: Path, klass: str) -> Label:
     """A fixture's index row as a label: the class must be named exactly."""
     return Label(path, klass, "", "", "", "", "yes")
@@ -166,7 +162,8 @@ def main() -> int:
         work = [(str(label.folder), None) for label in positives]
         what = "design positives"
     with ProcessPoolExecutor(args.jobs) as pool:
-        results = [r for r in pool.map(_run_pair, work, chunksize=4) if r]
+        paths, classes = [path for path, _ in work], [klass for _, klass in work]
+        results = [r for r in pool.map(_run, paths, classes, chunksize=4) if r]
     if args.json:
         print(json.dumps([asdict(r) for r in results], indent=1))
         return 0
