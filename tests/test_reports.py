@@ -240,6 +240,8 @@ def test_markdown_report(folder: Path) -> None:
         assert w["commands"].rstrip("\n") in md
     for e in top["evidence"]:
         assert e["text"] in md
+    if len(report["diagnoses"]) > 1:  # a candidate's score can exceed the answer's calibrated confidence: say which is which
+        assert "Evidence scores before calibration" in md.split("### Other candidates", 1)[1].split("###", 1)[0]
     for a in report["ask_for"]:
         assert a.split("`")[0][:40].replace("<", "&lt;").replace(">", "&gt;").replace("[", "\\[") in md
     # fences and code spans are balanced: nothing from the logs leaks into the prose

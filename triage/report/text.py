@@ -113,7 +113,7 @@ def summary(report: dict) -> str:
             out.append(f"  {_out(_indent(_wrap(f['summary'], 94), 4))}\n")
             out.extend(f"    - {_out(_indent(_wrap(d, 90), 6))}\n" for d in f["details"])
     if len(report["diagnoses"]) > 1:
-        out.append("\nOther candidates:\n")
+        out.append("\nOther candidates (evidence scores before calibration):\n")
         out.extend(f"  {_out(str(percent(d['confidence'])).center(5))} {_out(d['class'])}: {_out(d['id'])}\n"
                    for d in report["diagnoses"][1:5])
     if report["similar"]:
