@@ -62,6 +62,10 @@ PROGRAM_LINES = [
     # Windows' TDR notice in its shorter wording (Event 4101 says "has successfully recovered")
     ("https://github.com/ALaggyDev/CoordsFinder/issues/14",
      "Display driver nvlddmkm stopped responding and has recovered."),
+    # a ComfyUI node's banner ("!!! " before the level) over PyTorch's dtype check
+    ("https://github.com/lum3on/comfyui_HiDream-Sampler/issues/35",
+     "!!! ERROR during execution: expected mat1 and mat2 to have the same dtype, but got: struct c10::Half != struct "
+     "c10::BFloat16"),
 ]
 
 

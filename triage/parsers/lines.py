@@ -108,8 +108,8 @@ _MACHINE_MARK = lazy(
     # CMake's package check (FindPackageHandleStandardArgs): "Could NOT find HIP: Found unsuitable version "1.5", but ..."
     r"|\bCould NOT find [\w-]+(?: \(missing: |: Found unsuitable version )"
     # a log level in capitals opening the line, the message after it ("ERROR gfx942 is not enabled in rocprofv1",
-    # rocprof-compute's; "WARNING: ...", "FATAL: ...")
-    r"|^\W{0,3}(?:ERROR|WARN(?:ING)?|FATAL|CRITICAL|INFO|DEBUG|NOTICE)\b"
+    # rocprof-compute's; "WARNING: ...", "FATAL: ...", a banner's "!!! ERROR during execution: ..." / "*** ERROR ...")
+    r"|^\W{0,4}(?:ERROR|WARN(?:ING)?|FATAL|CRITICAL|INFO|DEBUG|NOTICE)\b"
     # strerror's texts after a colon, as C programs and perl put them ("execvp failed: No such file or directory")
     r"|: (?:No such file or directory|Permission denied|Operation not permitted|Device or resource busy"
     r"|Cannot allocate memory|Input/output error|No such device(?: or address)?|Bad address|Exec format error)\b"
