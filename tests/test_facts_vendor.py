@@ -152,3 +152,24 @@ def test_numba_roc_probe_saying_rocm_is_absent_is_no_amd_vote() -> None:
     assert _vendor(probe + "GPU 0: NVIDIA GeForce RTX 3060 (UUID: GPU-1234)\n") == "nvidia"
     # a ROCm path on another line still votes AMD
     assert _vendor(probe + "ROCm version: 6.2.0\nhipErrorNoBinaryForGpu\n") == "amd"
+
+
+_MOJO_SUPPORTED_LIST = (
+    "oss/modular/mojo/stdlib/std/gpu/host/info.mojo:2169:5: note: constraint failed: Unknown GPU architecture detected.\n"
+    "\n"
+    "Supported GPU architectures:\n"
+    "\n"
+    "  NVIDIA: sm_52 (Maxwell), sm_60/sm_61 (Pascal), sm_75 (Turing), sm_80 (Ampere A100), sm_89 (Ada L4/RTX4090),"
+    " sm_90/sm_90a (Hopper H100), sm_120/sm_120a (Blackwell RTX5090)\n"
+)
+
+
+def test_a_programs_list_of_supported_cuda_targets_is_no_nvidia_vote() -> None:
+    # Mojo prints its supported targets after its GPU check fails, whatever the GPU: https://github.com/modular/modular/issues/6807
+    assert [v for v, _ in _votes(_MOJO_SUPPORTED_LIST) if v == "nvidia"] == []
+    assert _vendor(_MOJO_SUPPORTED_LIST) != "nvidia"
+
+
+def test_one_cuda_target_beside_an_nvidia_device_still_votes_nvidia() -> None:
+    text = "ptxas fatal   : Value 'sm_52' is not defined for option 'gpu-name' (NVIDIA GeForce GTX 970)\n"
+    assert "nvidia" in [v for v, _ in _votes(text)]

@@ -75,6 +75,10 @@ _NVIDIA_STRONG = lazy(
     # a datacenter GPU named by model and form factor alone (older drivers' nvidia-smi -L: "GPU 0: A100-SXM4-40GB")
     r"|\b(?:[AH][18]00|H200|A[1-4]0G?|L40S?|L4)(?:-(?:SXM\d?|PCIE)\b| (?:PCIe|SXM\d?|NVL)\b| \d+GB HBM)")
 
+# A list of three or more CUDA targets on one line ("NVIDIA: sm_52 (Maxwell), sm_60/sm_61 (Pascal), ... sm_90 (Hopper
+# H100)", Mojo's supported architectures after its GPU check failed) is what a program supports, printed on any
+# machine: no sign of an NVIDIA GPU in this one.
+_SM_TARGET_LIST = lazy(r"\bsm_\d{2,3}[af]?\b(?:[^\n]*?\bsm_\d{2,3}[af]?\b){2}")
 # A CUDA library that could not be found is no sign of an NVIDIA GPU (AMD machines miss libcuda.so.1 all the time);
 # only an NVIDIA device's name (NVIDIA_DEVICE) on such a line still counts.
 _MISSING = lazy(r"cannot open shared object file|No such file|not found|could not be (?:found|loaded|located)"
@@ -188,6 +192,8 @@ def _votes(artifact: Artifact, case: Case) -> None:
         nvidia = STRONG if index in nvidias and _NVIDIA_STRONG.search(text) and not zluda else 0
         if nvidia and _MISSING.search(text) and not NVIDIA_DEVICE.search(text):
             nvidia = 0
+        if nvidia and _SM_TARGET_LIST.search(text):
+            nvidia = 0  # a program's list of the CUDA targets it supports, printed whatever the GPU
         if nvidia and amd and _MIOPEN_CHECK.search(text):
             nvidia = 0  # the "cuDNN" of that line, however often it says it, is MIOpen
         if nvidia and amd and cupy_only(text):
