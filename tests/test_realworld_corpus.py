@@ -55,6 +55,28 @@ def test_no_reserved_thread_in_signatures_tests_or_corpus() -> None:
     assert done.returncode == 0, done.stdout
 
 
+@pytest.mark.skipif(not (SHARED / "tools" / "reserved.py").is_file(),
+                    reason="../shared/tools/reserved.py is absent (a user's clone): reserved threads cannot be checked")
+def test_no_reserved_thread_under_the_other_name_of_rocms_issue_tracker() -> None:
+    """ROCm/ROCm's issues are also linked as ROCm/legacy-rocm-build (one thread, two names): a link under one name
+    must not be a reserved thread under the other, which the scan above, reading links as written, cannot see."""
+    import re
+
+    hub = re.compile(r"github\.com/ROCm/(ROCm|legacy-rocm-build)/(issues|pull|discussions)/(\d+)")
+    found = set()
+    for folder in ("signatures", "tests", "corpus"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.is_file() and path.suffix in {".yaml", ".yml", ".tsv", ".txt", ".md", ".json", ".py"}:
+                found.update(hub.findall(path.read_text(errors="replace")))
+    twins = sorted({f"https://github.com/ROCm/{'legacy-rocm-build' if name == 'ROCm' else 'ROCm'}/{kind}/{number}"
+                    for name, kind, number in found})
+    assert len(twins) > 100  # the fixtures and the corpus link hundreds of this tracker's threads
+    done = subprocess.run([sys.executable, str(SHARED / "tools" / "reserved.py"), *twins],
+                          capture_output=True, text=True, timeout=300)
+    reserved = [line for line in done.stdout.splitlines() if line.split()[-1:] == ["reserved"]]
+    assert reserved == [], reserved
+
+
 def test_the_split_depends_only_on_the_thread() -> None:
     """Two spellings of one thread fall on the same side; about a third is held out; SEEN moves a case to design."""
     assert thread_key("https://github.com/ROCm/ROCm/issues/5238#issuecomment-1") == "rocm/rocm#5238"
