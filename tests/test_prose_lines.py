@@ -62,6 +62,11 @@ PROGRAM_LINES = [
     # Windows' TDR notice in its shorter wording (Event 4101 says "has successfully recovered")
     ("https://github.com/ALaggyDev/CoordsFinder/issues/14",
      "Display driver nvlddmkm stopped responding and has recovered."),
+    # CMake's find_package error, wrapped over sentence-like lines
+    ("https://github.com/ggml-org/llama.cpp/issues/26060",
+     '  By not providing "Findhip.cmake" in CMAKE_MODULE_PATH this project has'),
+    ("https://github.com/lhl/strix-halo-testing/issues/23",
+     '  Could not find a package configuration file provided by "hip" with any of'),
     # a ComfyUI node's banner ("!!! " before the level) over PyTorch's dtype check
     ("https://github.com/lum3on/comfyui_HiDream-Sampler/issues/35",
      "!!! ERROR during execution: expected mat1 and mat2 to have the same dtype, but got: struct c10::Half != struct "

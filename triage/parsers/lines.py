@@ -107,6 +107,9 @@ _MACHINE_MARK = lazy(
     r"|^\s*[\w.+-]+ : (?:Pre-)?Depends: |^\s{8,}(?:Pre-)?Depends: [\w.+-]+(?: \([^)]*\))? but |\)\(64bit\) (?:is )?needed by "
     # CMake's package check (FindPackageHandleStandardArgs): "Could NOT find HIP: Found unsuitable version "1.5", but ..."
     r"|\bCould NOT find [\w-]+(?: \(missing: |: Found unsuitable version )"
+    # and find_package's error text, wrapped by CMake over sentence-like lines: "By not providing "Findhip.cmake" in
+    # CMAKE_MODULE_PATH this project has", "asked CMake to find a package configuration file provided by "hip", but"
+    r"|^\s*By not providing \"Find[\w-]+\.cmake\" in CMAKE_MODULE_PATH\b|\bpackage configuration file provided by \"[\w-]+\""
     # a log level in capitals opening the line, the message after it ("ERROR gfx942 is not enabled in rocprofv1",
     # rocprof-compute's; "WARNING: ...", "FATAL: ...", a banner's "!!! ERROR during execution: ..." / "*** ERROR ...")
     r"|^\W{0,4}(?:ERROR|WARN(?:ING)?|FATAL|CRITICAL|INFO|DEBUG|NOTICE)\b"
