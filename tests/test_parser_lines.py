@@ -154,3 +154,14 @@ def test_a_printed_c_condition_is_a_program_line_not_prose() -> None:
                         'not fine grained has to be coarse grained")')
     # parentheses joined by && in a person's sentence stay prose: only a quoted message after the && marks a check
     assert is_prose("It fails only when (the card is in the box) && (the box is on the shelf) and never otherwise")
+
+
+def test_nccl_debug_lines_are_a_programs_however_wordy() -> None:
+    """NCCL's and RCCL's debug lines carry a host:pid:tid prefix and their message is often a quoted sentence."""
+    from triage.parsers.lines import is_prose
+
+    assert not is_prose("node7:1234:1290 [1] enqueue.cc:2119 NCCL WARN HIP failure 'the operation cannot be performed in "
+                        "the present state'")
+    assert not is_prose("gpu-node:27907:27907 [0] NCCL INFO Call to connect returned Connection refused, retrying")
+    # a person's sentence that names the level stays prose
+    assert is_prose("I see NCCL WARN lines all the time when my job hangs in the middle of the run")
