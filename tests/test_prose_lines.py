@@ -71,6 +71,10 @@ PROGRAM_LINES = [
     ("https://github.com/lum3on/comfyui_HiDream-Sampler/issues/35",
      "!!! ERROR during execution: expected mat1 and mat2 to have the same dtype, but got: struct c10::Half != struct "
      "c10::BFloat16"),
+    # ROCm SMI's status name and its description, as a tool prints them (darknet under WSL2)
+    ("https://github.com/hank-ai/darknet/issues/135",
+     "- status #8: RSMI_STATUS_INIT_ERROR: An error occurred during initialization, during monitor discovery or when "
+     "when initializing internal data structures"),
 ]
 
 

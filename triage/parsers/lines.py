@@ -76,6 +76,7 @@ _PROGRAM_LINE = lazy(
 _MACHINE_MARK = lazy(
     r"^\s*(?!(?i:edit|update|upd|ps)\b)[\w.+\[\]-]+:\s"  # a program's prefix; a forum's "Edit:" is a person's
     r"|^\W*+(?:(?<=\. )|\w[\w.]*+ )(?:error|warning)\s*:|\b(?:hip|hsa|cuda)Error[A-Z]\w*|HSA_STATUS_\w+"
+    r"|\b(?:RSMI|AMDSMI)_STATUS_[A-Z]\w*"  # ROCm SMI's and AMD SMI's status names
     r"|[/\\][\w.-]+[/\\]|0x[0-9a-fA-F]{4,}|=>|\b[A-Z_]{4,}="
     # a C condition as an assertion or clr's guarantee prints it: the check, && and its quoted message
     r"|\)\s*&&\s*\(\s*\""
@@ -84,6 +85,7 @@ _MACHINE_MARK = lazy(
     r"|The specified (?:module|procedure) could not be found|\[WinError \d+\]|\(0x0*7[EF]\)"
     # runtime messages worded as sentences (hipGetErrorString texts and their wrappers' prefixes)
     r"|HIP out of memory|no ROCm-capable device|There is no device can be used|\bHIP Error \d+|Exception during processing"
+    r"|\bNCCL (?:WARN|INFO|TRACE|ABORT)\b"  # NCCL's and RCCL's debug lines ("host:pid:tid [1] enqueue.cc:2119 NCCL WARN ...")
     r"|has detected a driver timeout|an illegal memory access was encountered|the launch timed out and was terminated"
     # Windows' TDR notice (Event 4101 and the notification's title): "Display driver amdkmdag stopped responding and has
     # successfully recovered", "Display driver stopped responding and has recovered"
