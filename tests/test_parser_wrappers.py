@@ -1,5 +1,5 @@
 """Log collectors' line prefixes (journald, docker compose, kubectl, CI clocks, Python logging, a
-quoted reply, Ray/vLLM worker tags, srun and mpirun labels, pm2, container log files), a viewer's or grep's line numbers and a page's HTML entities are read past: a real case wrapped in any of them gets the class, signature and
+quoted reply, a failed Nix build's log lines, Ray/vLLM worker tags, srun and mpirun labels, pm2, container log files), a viewer's or grep's line numbers and a page's HTML entities are read past: a real case wrapped in any of them gets the class, signature and
 evidence lines it gets bare. Kernel lines, tables and prompts keep their text."""
 
 from __future__ import annotations

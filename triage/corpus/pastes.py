@@ -35,6 +35,7 @@ PREFIXES: dict[str, Callable[[int], str]] = {
     "mpirun-tag": lambda i: "[1,0]<stderr>:",
     "pm2": lambda i: "0|ollama   | ",
     "quoted": lambda i: "> ",
+    "nix-build-log": lambda i: "       > ",
     "quoted-journald": lambda i: f"> Mar 03 12:00:{i % 60:02d} myhost python3[4242]: ",
     "cat-n": lambda i: f"{i + 1:6d}\t",
     "grep-n": lambda i: f"{i + 1}:",

@@ -5,8 +5,8 @@ Users rarely paste a program's output bare: journald adds ``Mar 03 12:00:01 host
 and container runtimes add an ISO timestamp (a container runtime's log file ``... stderr F ``, or
 Docker's one JSON object a line, ``{"log": ...}``), Ray and vLLM tag a worker's lines
 ``(RayWorkerWrapper pid=4711) ``, ``srun --label`` ``0: ``, ``mpirun --tag-output``
-``[1,0]<stderr>:``, pm2 ``0|ollama  | ``, Python's logging adds ``... - name - ERROR - ``, and
-a quoted reply adds ``> ``. The records under them (a HIP runtime log line, a gdb frame, a Windows
+``[1,0]<stderr>:``, pm2 ``0|ollama  | ``, Python's logging adds ``... - name - ERROR - ``, a failed
+Nix build shows its last log lines under ``       > ``, and a quoted reply adds ``> ``. The records under them (a HIP runtime log line, a gdb frame, a Windows
 stack line, an ``ls -l`` row) are the same, and parsers and signatures that read a record from
 its first character must see them as the program printed them.
 
@@ -51,6 +51,7 @@ _SIMPLE = (
     # pytest's live log ("%(levelname)-8s %(name)s:%(filename)s:%(lineno)d "): a test's captured command output
     lazy(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +[\w.]{1,64}:[\w.-]{1,64}\.py:\d{1,6} "),
     lazy(r"(?:> )+"),  # a quoted reply (not Python's >>> prompt: it has no space after the first >)
+    lazy(r" {7}> "),  # Nix's failed build ("error: builder for '...drv' failed", its last log lines under "       > ")
     # Ray's and vLLM's worker tags: "(RayWorkerWrapper pid=4711, ip=10.0.0.5) ", "(VllmWorker rank=0 pid=4711) ".
     lazy(r"\((?:[A-Za-z_][\w.-]{0,63} )?(?:[a-z_]{1,16}=[\w.:-]{1,64},? )*pid=\d{1,10}"
          r"(?:,? [a-z_]{1,16}=[\w.:-]{1,64}){0,4}\) "),
@@ -63,7 +64,7 @@ _COMPOSE_MIN_LINES = 2
 # Any line that may start with a prefix: most logs have none, and one search of the text says so. Searched in the
 # text after a newline put before it: a pattern that starts with a literal is searched for it by re's fast scan,
 # where a MULTILINE "^" is tried at every character (a quarter of the time on a 90 KB log).
-_ANY = lazy(r"\n(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| "
+_ANY = lazy(r"\n(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> | {7}> |-? ?[\w.]{1,64} - [A-Z]|[\w.-]{1,64} *\| "
             r"|\([^()\n]{0,120}pid=\d|\[\d{1,6},\d{1,6}\]<|\d{1,4}\|[\w.-]|\d{1,5}: "
             r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::[\w.]{1,64}:| +[\w.]{1,64}:[\w.-]{1,64}\.py:\d))")
 # srun --label: the task's number before each line ("0: "); GASNet's and Legion's node label in brackets ("[42] ", a
