@@ -10,8 +10,10 @@ exercises are not left to chance. So does each answered case matched again witho
 answered it: the signatures were written from these cases, so nearly every design answer is right, while
 a user's failure that no signature knows is answered, if at all, by the nearest one; that answer, right or
 wrong, is what a signature's confidence must also hold on (the next user's log is like the case without
-its own signature, not like the case). The model (triage/match/confidence.py) is a logistic regression
-with the score's logit as an offset and one L2-penalised correction per condition; the penalty is
+its own signature, not like the case). The real outputs of tests/fixtures/failure-wordings (users' posts from
+other threads than the corpus's, each labelled) join the same way, answered without the signature that answers them,
+with half the weight: they are many more failures no signature was written for than the design part holds. The
+model (triage/match/confidence.py) is a logistic regression with the score's logit as an offset and one L2-penalised correction per condition; the penalty is
 chosen by cross-validation grouped by thread. Held-out cases are never read. ``--check`` fits and
 prints without writing.
 """
@@ -30,7 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from triage.corpus.labels import design_labels, read_label  # noqa: E402
+from triage.corpus.labels import design_labels, read_label, thread_key  # noqa: E402
 from triage.match.confidence import Weights, as_yaml, features  # noqa: E402
 
 FOLDER = ROOT / "signatures"
@@ -38,6 +40,9 @@ LAMBDAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 EXAMPLE_WEIGHT = 0.5
 ABLATED = "without its signature:"  # the group of a case's row matched without the signature that answered it
 ABLATED_WEIGHT = 0.5
+FIXTURES = ROOT / "tests" / "fixtures" / "failure-wordings"
+FIXTURE = "fixture:"  # after ABLATED, the group of a row from a real output of tests/fixtures/failure-wordings
+FIXTURE_WEIGHT = 0.5
 BANDS = ((0.0, 0.45), (0.45, 0.6), (0.6, 0.8), (0.8, 1.01))
 
 Row = tuple[str, str, dict[str, tuple[float, float, bool]], float, int, float]  # group, signature, held, runner-up, y, weight
@@ -81,6 +86,33 @@ def _case_rows(folder: str) -> list[Row]:
     return rows
 
 
+def _fixture_rows(item: tuple[str, str, str]) -> list[Row]:
+    """A real output users posted (tests/fixtures/failure-wordings) answered without the signature that answers it:
+    an answer to a failure no signature was written for, from another thread than the design cases. (With its
+    signature it is answered right by construction: the tests hold every fixture to its class, so that row would only
+    lift every confidence.)"""
+    name, klass, source = item
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    answer = _answer([], text)
+    if answer is None:
+        return []
+    again = _answer([], text, without=answer[0])
+    if again is None:
+        return []
+    sig, got, conds, runner_up = again
+    return [(ABLATED + FIXTURE + thread_key(source), sig, conds, runner_up, int(got == klass), FIXTURE_WEIGHT)]
+
+
+def _fixtures() -> list[tuple[str, str, str]]:
+    """(file, class, thread link) of every indexed real output."""
+    rows = []
+    for line in (FIXTURES / "index.tsv").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, klass, source = line.split("\t")
+            rows.append((name, klass, source))
+    return rows
+
+
 def _example_rows(item: tuple[str, str, str]) -> list[Row]:
     """A must-match example answered with its signature's class is right; with another class, wrong."""
     sig_id, klass, text = item
@@ -107,6 +139,8 @@ def collect(jobs: int | None) -> tuple[list[Row], int]:
     with ProcessPoolExecutor(jobs) as pool:
         rows = [r for chunk in pool.map(_case_rows, design, chunksize=4) for r in chunk]
         rows += [r for chunk in pool.map(_example_rows, examples, chunksize=8) for r in chunk]
+        if FIXTURES.is_dir():  # a source tree's tests; an installed package has none
+            rows += [r for chunk in pool.map(_fixture_rows, _fixtures(), chunksize=16) for r in chunk]
     return rows, len(design)
 
 
@@ -202,20 +236,25 @@ def main() -> int:
     y = np.array([r[4] for r in rows], dtype=float)
     w = np.array([r[5] for r in rows])
     groups = [r[0] for r in rows]
+    kinds = {
+        "design": np.array([not g.startswith(("example:", ABLATED, FIXTURE)) for g in groups]),
+        "design, again": np.array([g.startswith(ABLATED) and not g.startswith(ABLATED + FIXTURE) for g in groups]),
+        "fixtures, again": np.array([g.startswith(ABLATED + FIXTURE) for g in groups]),
+    }
+    counts = {kind: int(mask.sum()) for kind, mask in kinds.items()}
+    right = {kind: int(y[mask].sum()) for kind, mask in kinds.items()}
     examples = sum(g.startswith("example:") for g in groups)
-    ablated = sum(g.startswith(ABLATED) for g in groups)
-    answered = len(groups) - examples - ablated
-    print(f"{cases} design cases, {answered} of them answered ({ablated} again without the signature that answered, "
-          f"{sum(y[i] for i, g in enumerate(groups) if g.startswith(ABLATED)):.0f} of those right), {examples} answered "
-          f"signature examples; {len(keys)} conditions seen")
+    print(f"{cases} design cases, {counts['design']} of them answered ({counts['design, again']} again without the "
+          f"signature that answered, {right['design, again']} of those right); {counts['fixtures, again']} real outputs "
+          f"of tests/fixtures answered without the signature that answers them ({right['fixtures, again']} of those "
+          f"right); {examples} answered signature examples; {len(keys)} conditions seen")
     results = cross_validate(offset, x, y, w, groups, args.folds)
-    corpus = np.array([not g.startswith(("example:", ABLATED)) for g in groups])
-    again = np.array([g.startswith(ABLATED) for g in groups])
-    print(f"\ncross-validated ({args.folds} folds by thread): log loss on both, then calibration on the answered cases "
-          "and, below, on their answers without the signature that answered")
+    print(f"\ncross-validated ({args.folds} folds by thread): log loss on all, then calibration on the answered design "
+          "cases, on their answers without the signature that answered, and on the real outputs of tests/fixtures "
+          "without theirs")
     for name, (loss, p) in results.items():
-        print(f"  {name:<24} {loss:.4f}   {bands(p[corpus], y[corpus])}")
-        print(f"  {'':<24} {'':6}   {bands(p[again], y[again])}")
+        for at, (kind, mask) in enumerate(kinds.items()):
+            print(f"  {name if not at else '':<24} {f'{loss:.4f}' if not at else '':6}   {kind:<16} {bands(p[mask], y[mask])}")
     fitted = {name: loss for name, (loss, _) in results.items() if name.startswith("fitted")}
     best = min(fitted, key=fitted.get)
     lam = float(best.rsplit(" ", 1)[1])
@@ -225,8 +264,9 @@ def main() -> int:
         sig, _, cond = key.partition("/")
         deltas[sig][cond or "*"] = float(value)  # "*": the signature's own weight
     weights = Weights(0.0, float(beta[0]), dict(deltas), True)
-    about = {"fitted_on": {"design_cases": cases, "answered": answered, "answered_without_their_signature": ablated,
-                           "examples": examples},
+    about = {"fitted_on": {"design_cases": cases, "answered": counts["design"],
+                           "answered_without_their_signature": counts["design, again"],
+                           "fixtures_answered_without_their_signature": counts["fixtures, again"], "examples": examples},
              "lambda": lam,
              "cross_validated_log_loss": {name: round(loss, 4) for name, (loss, _) in results.items()}}
     print(f"\nchosen: lambda {lam}; lead {beta[0]:.3f}; {sum(abs(b) >= 0.005 for b in beta[1:])} weights moved from 0")
