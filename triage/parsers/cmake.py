@@ -28,13 +28,16 @@ _MOST_LINES = 200  # a message longer than this is not one message
 
 def parse(artifact: Artifact, case: Case) -> None:
     lines = artifact.lines
+    read_to = 0  # a header inside the message before it (indented, or quoted in it) was read with that message
     for index in _NEEDLES.lines(artifact):
-        if not _HEADER.match(lines[index]):
+        if index < read_to or not _HEADER.match(lines[index]):
             continue
         body = []
-        for number in range(index + 1, min(len(lines), index + 1 + _MOST_LINES)):
+        read_to = min(len(lines), index + 1 + _MOST_LINES)
+        for number in range(index + 1, read_to):
             text = lines[number]
             if text.strip() and not text.startswith(("  ", "\t")):
+                read_to = number
                 break
             if text.strip():
                 body.append(number + 1)
