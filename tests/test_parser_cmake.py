@@ -1,5 +1,5 @@
 """CMake's error messages, as users posted them, are read as a program's output: every line of a message (its
-sentences wrapped two spaces in) is claimed, the call stack after it and the lines around it are not, and evidence
+sentences wrapped two spaces deeper than its header, bare or as pip shows a build's output) is claimed, the call stack after it and the lines around it are not, and evidence
 in a message counts in full."""
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from triage.resources import data_dir
 FIXTURES = Path(__file__).parent / "fixtures" / "failure-wordings"
 # A find_package failure under the torchaudio build, its message in two paragraphs and a file list, then CMake's stack.
 FIND_PACKAGE = "ES-L1-lookalike-torchaudio-cmake-rocm56-rocrand-config-not-found.txt"
+# A pip build of kerneldb whose CMake output pip shows six spaces in, the header too.
+PIP_INDENTED = "GP-01-kerneldb-rocm720-pip-build-find-package-hip-config-missing.txt"
 # A failed Nix build of magma for CUDA: CMake cannot find nvcc, the message under the builder's "       > " prefix.
 NIX_CUDA = "IF-08-nixos-magma-cuda-build-could-not-find-nvcc.txt"
 
@@ -39,6 +41,15 @@ def test_a_message_under_a_nix_builder_prefix_is_claimed() -> None:
     said = next(n for n, line in enumerate(lines, 1) if "Could not find nvcc executable" in line)
     assert kinds[said] == "cmake"
     assert kinds[1] is None  # Nix's own "error: builder for ... failed" line is no CMake message
+
+
+def test_a_message_that_pip_shows_indented_is_claimed_to_its_end() -> None:
+    lines, kinds = _claims(PIP_INDENTED)
+    header = next(n for n, line in enumerate(lines, 1) if line.lstrip().startswith("CMake Error at"))
+    end = next(n for n, line in enumerate(lines, 1) if "Configuring incomplete" in line)
+    message = [n for n in range(header, end) if lines[n - 1].strip()]
+    assert len(message) > 10 and all(kinds[n] == "cmake" for n in message)
+    assert kinds[end] is None and all(kinds[n] != "cmake" for n in range(1, header))
 
 
 def test_evidence_in_a_message_counts_in_full() -> None:
