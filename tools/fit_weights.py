@@ -13,9 +13,9 @@ wrong, is what a signature's confidence must also hold on (the next user's log i
 its own signature, not like the case). The real outputs of tests/fixtures/failure-wordings (users' posts from
 other threads than the corpus's, each labelled) join the same way, answered without the signature that answers them,
 with half the weight: they are many more failures no signature was written for than the design part holds. The
-model (triage/match/confidence.py) is a logistic regression with the score's logit as an offset and one L2-penalised correction per condition; the penalty is
-chosen by cross-validation grouped by thread. Held-out cases are never read. ``--check`` fits and
-prints without writing.
+model (triage/match/confidence.py) is a logistic regression with the score's logit as an offset and one L2-penalised
+correction per condition; the penalty is chosen by cross-validation grouped by thread. Held-out cases are never read.
+``--check`` fits and prints without writing.
 """
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ def main() -> int:
     w = np.array([r[5] for r in rows])
     groups = [r[0] for r in rows]
     kinds = {
-        "design": np.array([not g.startswith(("example:", ABLATED, FIXTURE)) for g in groups]),
+        "design": np.array([not g.startswith(("example:", ABLATED)) for g in groups]),
         "design, again": np.array([g.startswith(ABLATED) and not g.startswith(ABLATED + FIXTURE) for g in groups]),
         "fixtures, again": np.array([g.startswith(ABLATED + FIXTURE) for g in groups]),
     }

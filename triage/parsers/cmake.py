@@ -9,9 +9,9 @@ CMake words its errors as sentences and wraps them, two spaces in, over as many 
 
 A build's failure is often told only there ("Could not find nvcc executable in path specified by", "The ROCm root
 directory: /usr does not contain the HIP runtime CMake package"), and evidence in a person's sentence counts half:
-every line of such a message is claimed as a program's output. The message runs to the first line indented no
-deeper than its header (CMake's "Call Stack (most recent call first):", the next "-- " status line); pip shows a
-build's output six spaces in, header and message alike.
+every line of such a message is claimed as a program's output. The message runs to the first line not indented two
+spaces deeper than its header (CMake's "Call Stack (most recent call first):", the next "-- " status line); pip shows
+a build's output six spaces in, header and message alike.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ def parse(artifact: Artifact, case: Case) -> None:
         body = []
         read_to = min(len(lines), index + 1 + _MOST_LINES)
         for number in range(index + 1, read_to):
-            text = lines[number]
+            text = lines[number].expandtabs()
             if not text.strip():
                 continue
-            if len(text.expandtabs()) - len(text.expandtabs().lstrip()) < deeper:
+            if len(text) - len(text.lstrip()) < deeper:
                 read_to = number
                 break
             body.append(number + 1)
