@@ -21,7 +21,7 @@ from triage.report import build
 from triage.resources import load_yaml
 from triage.scan.expression import expression
 from triage.scan.literals import required_literals
-from triage.scan.scanner import CASE_EXOTIC, LineScanner, hyperscan
+from triage.scan.scanner import CASE_EXOTIC, PROBE_PREFIX, LineScanner, hyperscan
 
 needs_hyperscan = pytest.mark.skipif(hyperscan is None, reason="hyperscan is not installed (pip install 'hip-triage[fast]')")
 ENGINES = ["python"] + (["hyperscan"] if hyperscan is not None else [])
@@ -184,7 +184,7 @@ def test_every_shipped_database_finds_every_line_its_patterns_match() -> None:
     while finding the same text at the line's start."""
     db = load(ROOT / "signatures")
     lines = _example_lines() + LINES
-    lines += ["Dec 06 08:00:00 node01 build.sh[20417]: " + line for line in lines]
+    lines += [PROBE_PREFIX + line for line in lines]
     text = "\n".join(lines)
     for scanner in db.prefilters.scanners:
         assert scanner._compiled_hyperscan(build=True) is not None
@@ -194,6 +194,35 @@ def test_every_shipped_database_finds_every_line_its_patterns_match() -> None:
             compiled = regex.compile(pattern, scanner.flags)
             truly = {i for i in superset[index] if compiled.search(lines[i])}
             assert truly <= set(found[index]), (pattern, [lines[i] for i in sorted(truly - set(found[index]))[:3]])
+
+
+# A form of a GCC error pattern that Hyperscan 5.4 reads wrong: it finds the line when the compiler's name starts it,
+# and loses it when the name comes 18 bytes or more into the line (a journal's prefix, a cross-compiler's triple).
+_GCC_OPTION = r"[‘'`\"](?P<hip_option>--offload-arch=[\w:+-]*|--amdgpu-target=[\w:+-]*|-fno-gpu-rdc|-fgpu-rdc)[’'`\"]"
+_LOSING_GCC = (r"\b(?:g\+\+|c\+\+|gcc|cc1plus)(?:-\d{1,3}(?:\.\d{1,3}){0,2})?(?:\.exe)?: error: (?:unrecognized command[- ]line "
+               r"option " + _GCC_OPTION + r"|language (?P<hip_language>hip) not recognized)")
+
+
+@needs_hyperscan
+def test_a_build_checked_on_its_examples_finds_what_hyperscan_alone_loses(tmp_path, monkeypatch) -> None:
+    """A scanner told the lines its patterns must find (a signature's examples) checks its Hyperscan build on them,
+    alone and behind a prefix, and asks a pattern that loses one for its start of match: a signature a user adds
+    cannot lose lines unnoticed. The unchecked build is read too, to show the loss is real on this Hyperscan."""
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))
+    example = "x86_64-pc-linux-gnu-g++: error: unrecognized command line option '--offload-arch=gfx90a'"
+    lines = [example, "[ 50%] Building HIP object src/a.o: " + example, "c++: error: unrecognized command line option '-fgpu-rdc'"]
+    text = "\n".join(lines)
+    unchecked = LineScanner([_LOSING_GCC], regex.IGNORECASE, "hyperscan")
+    assert unchecked._compiled_hyperscan(build=True) is not None
+    if unchecked.scan(lines, text) == [[0, 1, 2]]:
+        pytest.skip("this Hyperscan build does not lose the prefixed line (the loss was seen with Hyperscan 5.4)")
+    checked = LineScanner([_LOSING_GCC], regex.IGNORECASE, "hyperscan")
+    checked.check_with(lambda index: [example])
+    assert checked._compiled_hyperscan(build=True) is not None
+    assert checked.scan(lines, text) == [[0, 1, 2]]
+    assert checked.by_hyperscan == [0]  # still read by Hyperscan, asked for its start: not left to the Python way
+    assert sorted(path.name.rsplit("-", 1)[-1] for path in (tmp_path / "scanners").glob("*hyperscan*")) == [
+        "checked.pickle", "hyperscan.pickle"]  # the two builds kept apart
 
 
 @needs_hyperscan

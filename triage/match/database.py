@@ -347,7 +347,7 @@ class Packed(Sequence):
     def __init__(self, items: list[bytes]) -> None:
         self._items: list[Any] = list(items)
         self._loaded = [False] * len(self._items)
-        self.ready: Callable[[Any], None] | None = None
+        self.ready: Callable[[Any, int], None] | None = None  # called with the item and its place
 
     def __len__(self) -> int:
         return len(self._items)
@@ -360,7 +360,7 @@ class Packed(Sequence):
                 if not self._loaded[at]:
                     item = pickle.loads(self._items[at])
                     if self.ready is not None:
-                        self.ready(item)
+                        self.ready(item, at)
                     self._items[at] = item
                     self._loaded[at] = True
         return self._items[at]
@@ -376,28 +376,34 @@ class Prefilters:
     groups: Sequence[LineScanner]  # [0]: every anchor; then each signature's other log conditions
     together: LineScanner  # those other conditions of all signatures at once
     places: list[tuple[int, int]]  # each pattern of ``together``: its (group, pattern)
+    owners: list[list[int]] = field(default_factory=list)  # each group's patterns: their signature's place
 
     @property
     def scanners(self) -> tuple[LineScanner, ...]:
         return (*self.groups, self.together)
 
-    def compile_with(self, compile: Callable[[str], Any]) -> None:  # noqa: A002 - the scanners' own name
+    def compile_with(self, compile: Callable[[str], Any],  # noqa: A002 - the scanners' own name
+                     examples: Callable[[int], Sequence[str]] | None = None) -> None:
         """Have every scanner take the patterns it tries itself from ``compile`` (see LineScanner.compile_with), a
-        packed one when it is loaded."""
-        def ready(scanner: LineScanner) -> None:
+        packed one when it is loaded; and, with ``examples`` (a signature's place -> its test inputs' lines), check
+        a Hyperscan build on them (LineScanner.check_with)."""
+        def ready(scanner: LineScanner, at: int | None) -> None:
             scanner.compile_with(compile)
+            if examples is not None and self.owners:
+                owners = self.owners[at] if at is not None else [self.owners[g][i] for g, i in self.places]
+                scanner.check_with(lambda index: examples(owners[index]))
 
         self.__dict__["_ready"] = ready
         if isinstance(self.groups, Packed):
             self.groups.ready = ready
             for at, done in enumerate(self.groups._loaded):
                 if done:
-                    ready(self.groups[at])
+                    ready(self.groups[at], at)
         else:
-            for scanner in self.groups:
-                ready(scanner)
+            for at, scanner in enumerate(self.groups):
+                ready(scanner, at)
         if "together" in self.__dict__:
-            ready(self.together)
+            ready(self.together, None)
 
     def __getstate__(self) -> dict:
         state = {k: v for k, v in self.__dict__.items() if k not in ("together", "_ready")}
@@ -412,7 +418,7 @@ class Prefilters:
             if "together" not in self.__dict__:
                 together = pickle.loads(self.__dict__["_packed_together"])
                 if self.__dict__.get("_ready") is not None:
-                    self.__dict__["_ready"](together)
+                    self.__dict__["_ready"](together, None)
                 self.__dict__["together"] = together
         return self.__dict__["together"]
 
@@ -464,10 +470,12 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
     conditions together reads the case once instead.
     """
     groups: list[list[Condition]] = [[]]
-    for sig in signatures:
+    owners: list[list[int]] = [[]]  # the same places: the signature's
+    for place, sig in enumerate(signatures):
         sig.anchors = [c for c in sig.conditions if is_anchor(c, anchor_strength)]
         sig.support = [c for c in sig.conditions if not is_anchor(c, anchor_strength)]
         support: list[Condition] = []
+        supported: list[int] = []
         for top in sig.conditions:
             for cond in (c for c in top.walk() if c.kind == "log"):
                 # a part of a combinator is read with the signature's other conditions
@@ -475,8 +483,10 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
                 group, number = (groups[0], 0) if anchor else (support, len(groups))
                 cond.scan = (number, len(group))
                 group.append(cond)
+                (owners[0] if anchor else supported).append(place)
         if support:
             groups.append(support)
+            owners.append(supported)
         sig.log_anchors_only = all(c.kind == "log" for c in sig.anchors)
         sig.log_support = bool(support)
         sig.anchor_patterns = frozenset(c.scan[1] for c in sig.anchors if c.kind == "log")
@@ -485,6 +495,7 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
         groups=tuple(LineScanner([c.sources["log"] for c in group], _FLAGS, engine) for group in groups),
         together=LineScanner([c.sources["log"] for group in groups[1:] for c in group], _FLAGS, engine),
         places=places,
+        owners=owners,
     )
     # Every pattern's literals (the scanners' Python way) now, from the shipped table: they are kept in the cached
     # database, so a warm run reads them with it instead of one cache file for each of the scanners it asks (and
@@ -639,8 +650,18 @@ def load(folder: Path) -> Database:
                 sig.__dict__["_patterns"] = memo  # its conditions take it when they are loaded
             else:
                 _attach(sig.conditions, memo)
-        db.prefilters.compile_with(lambda source: memo.get(source, "a log condition"))
+        db.prefilters.compile_with(lambda source: memo.get(source, "a log condition"), _example_lines(db.signatures))
     return db
+
+
+def _example_lines(signatures: list[Signature]) -> Callable[[int], list[str]]:
+    """A signature's place -> the lines of its test inputs (read when a scanner is built, which is rare)."""
+    def lines(place: int) -> list[str]:
+        tests = signatures[place].tests
+        return [line for kind in ("match", "no_match") for example in tests.get(kind) or []
+                if isinstance(example, dict) for line in str(example.get("input") or "").splitlines()]
+
+    return lines
 
 
 @functools.lru_cache(maxsize=4)

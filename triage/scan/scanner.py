@@ -30,6 +30,7 @@ import functools
 import os
 import re
 import threading
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from itertools import accumulate, compress, count, repeat
@@ -52,6 +53,8 @@ except ImportError:  # pragma: no cover - depends on the machine
 # does not show (tests/test_scan.py finds them all by trying every code point).
 CASE_EXOTIC = "\u0130\u0131\u017f\u212a"
 _EXOTIC = lazy("[" + CASE_EXOTIC + "]")  # compiled when first used: most logs are ASCII
+# Example lines are checked behind this too (a journal's prefix, as logs carry): see LineScanner._recovered
+PROBE_PREFIX = "Dec 06 08:00:00 node01 build.sh[20417]: "
 
 
 @functools.cache
@@ -312,7 +315,9 @@ class LineScanner:
             with self._lock:
                 if self._hs_built is None:
                     folder = cache_dir("scanners")
-                    file = folder / f"{self._key()}-hyperscan.pickle" if folder else None
+                    # one checked on examples is kept apart from one that was not (a parser's scanner has none)
+                    kind = "hyperscan-checked" if self._examples is not None else "hyperscan"
+                    file = folder / f"{self._key()}-{kind}.pickle" if folder else None
                     found = read_cached(file) if file else None
                     if not isinstance(found, _Compiled) and build:
                         found = self._compile_hyperscan()
@@ -352,6 +357,8 @@ class LineScanner:
                      for item, f in zip(chosen, flags)]
             chosen, flags = [item for item, f in zip(chosen, flags) if f], [f for f in flags if f]
             database = _hyperscan_database(chosen, flags)
+        if database is not None and self._examples is not None:
+            database, chosen, flags = self._recovered(database, chosen, flags)
         if database is None:
             return _Compiled(None, [], [])
         read = {i for i, _ in chosen}
@@ -359,6 +366,45 @@ class LineScanner:
         exact = {i for i in exact_on_ascii if i in read}
         return _Compiled(hyperscan.dumpb(database), sorted(read.union(copies)),
                          sorted(exact.union(c for c, o in copies.items() if o in exact)), copies)
+
+    def _recovered(self, database: Any, chosen: list[tuple[int, bytes]], flags: list[int]
+                   ) -> tuple[Any, list[tuple[int, bytes]], list[int]]:
+        """The database checked on the lines each pattern must find (``check_with``): Hyperscan 5.4 loses some
+        expressions' matches that start far into a line (see ``_LINE_RUN``), in ways no rule of the expression's text
+        predicts. A pattern that loses one is asked for its start of match, which finds them; one that still loses
+        is left to the Python way. Returns the database, its expressions and their flags."""
+        probes = self._probes([index for index, _ in chosen])
+        lost = _lost(database, probes)
+        if lost:
+            asked = [_SOM if index in lost else f for (index, _), f in zip(chosen, flags)]
+            again = _hyperscan_database(chosen, asked)
+            if again is not None:
+                database, flags = again, asked
+                lost = _lost(database, probes)
+        if lost:
+            kept = [at for at, (index, _) in enumerate(chosen) if index not in lost]
+            chosen, flags = [chosen[at] for at in kept], [flags[at] for at in kept]
+            database = _hyperscan_database(chosen, flags)
+        return database, chosen, flags
+
+    def _probes(self, indexes: Sequence[int]) -> list[tuple[int, str]]:
+        """(pattern, line) for each ASCII example line that the pattern, as Python compiles it, matches: alone and
+        behind a journal's prefix (a match that starts some 18 bytes or more into a line is where the loss shows)."""
+        probes = []
+        for index in indexes:
+            compiled = self._compiled(index)
+            if compiled is None:
+                continue
+            for line in self._examples(index):  # type: ignore[misc]
+                for text in (line, PROBE_PREFIX + line):
+                    if text.isascii() and compiled.search(text):
+                        probes.append((index, text))
+        return probes
+
+    def check_with(self, examples: Callable[[int], Sequence[str]]) -> None:
+        """Have a Hyperscan build check itself on ``examples(i)``, lines pattern ``i`` must find (its signature's
+        test inputs), before it is kept: a signature a user adds is read right or read the Python way."""
+        self._examples = examples
 
     def _load(self, built: _Compiled) -> None:
         """Make the loaded Hyperscan side the one scans use (called once, under the lock)."""
@@ -371,6 +417,7 @@ class LineScanner:
     def _build(self) -> None:
         """The state that does not pickle, made empty: everything is built on first use."""
         self._compile: Callable[[str], Any] | None = None
+        self._examples: Callable[[int], Sequence[str]] | None = None
         self._digest: str | None = None
         self._hs = None
         self._hs_missed = False  # the cache had no database when last looked for: do not look on every scan
@@ -609,6 +656,18 @@ def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
 _LINE_RUN = re.compile(rb"(?:^|(?<=\|)|(?<=\(\?:))\^(?:\(\?:)?(?:\[(?:\\.|[^\]\\])*\]|\\.|[^\\(\[])\)?[*+]")
 _SOM = (hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_SOM_LEFTMOST) if hyperscan is not None else 0
 _PLAIN = hyperscan.HS_FLAG_MULTILINE if hyperscan is not None else 0
+
+
+def _lost(database: Any, probes: list[tuple[int, str]]) -> set[int]:
+    """The patterns that ``database`` does not report on one of their probe lines."""
+    if not probes:
+        return set()
+    data = "".join(text + "\n" for _, text in probes).encode()
+    ends = list(accumulate(len(text) + 1 for _, text in probes))
+    found: set[tuple[int, int]] = set()
+    database.scan(data, match_event_handler=lambda pattern, start, end, flags, context:
+                  found.add((pattern, bisect_left(ends, end))))
+    return {index for line, (index, _) in enumerate(probes) if (index, line) not in found}
 
 
 def _hyperscan_database(expressions: list[tuple[int, bytes]], flags: list[int]) -> Any:
