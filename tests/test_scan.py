@@ -21,6 +21,7 @@ from triage.report import build
 from triage.resources import load_yaml
 from triage.scan.expression import expression
 from triage.scan.literals import required_literals
+from triage.scan import scanner as scanner_module
 from triage.scan.scanner import CASE_EXOTIC, PROBE_PREFIX, LineScanner, hyperscan
 
 needs_hyperscan = pytest.mark.skipif(hyperscan is None, reason="hyperscan is not installed (pip install 'hip-triage[fast]')")
@@ -223,6 +224,25 @@ def test_a_build_checked_on_its_examples_finds_what_hyperscan_alone_loses(tmp_pa
     assert checked.by_hyperscan == [0]  # still read by Hyperscan, asked for its start: not left to the Python way
     assert sorted(path.name.rsplit("-", 1)[-1] for path in (tmp_path / "scanners").glob("*hyperscan*")) == [
         "checked.pickle", "hyperscan.pickle"]  # the two builds kept apart
+
+
+@needs_hyperscan
+def test_a_pattern_that_still_loses_when_asked_for_its_start_is_read_the_python_way(tmp_path, monkeypatch) -> None:
+    """Where asking for the start of match does not help either (here: it is not asked, as if that build lost too),
+    the pattern leaves the Hyperscan pass and is searched the Python way, which finds every line."""
+    monkeypatch.setenv("TRIAGE_CACHE", str(tmp_path))
+    monkeypatch.setattr(scanner_module, "_SOM", scanner_module._PLAIN)
+    example = "x86_64-pc-linux-gnu-g++: error: unrecognized command line option '--offload-arch=gfx90a'"
+    lines = ["[ 50%] Building HIP object src/a.o: " + example, "nothing here", example]
+    unchecked = LineScanner([_LOSING_GCC, r"nothing here"], regex.IGNORECASE, "hyperscan")
+    assert unchecked._compiled_hyperscan(build=True) is not None
+    if unchecked.scan(lines, "\n".join(lines))[0] == [0, 2]:
+        pytest.skip("this Hyperscan build does not lose the prefixed line (the loss was seen with Hyperscan 5.4)")
+    checked = LineScanner([_LOSING_GCC, r"nothing here"], regex.IGNORECASE, "hyperscan")
+    checked.check_with(lambda index: [example] if index == 0 else ["nothing here"])
+    assert checked._compiled_hyperscan(build=True) is not None
+    assert checked.by_hyperscan == [1]  # the other pattern stays in the Hyperscan pass
+    assert checked.scan(lines, "\n".join(lines)) == [[0, 2], [1]]
 
 
 @needs_hyperscan
