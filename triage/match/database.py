@@ -506,6 +506,11 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
     for scanner, sets in zip(prefilters.groups, literals):
         scanner.keep_literals(sets)
     prefilters.together.keep_literals([found for sets in literals[1:] for found in sets])  # the same sets, pickled once
+    # the examples a Hyperscan build is checked on (load() wires them), named here where they are at hand: a build
+    # checked on other examples is not reused
+    examples_key = sha256(repr([(sig.id, sig.tests) for sig in signatures]).encode()).hexdigest()[:16]
+    for scanner in prefilters.scanners:
+        scanner.examples_key = examples_key
     return prefilters
 
 
@@ -655,11 +660,24 @@ def load(folder: Path) -> Database:
 
 
 def _example_lines(signatures: list[Signature]) -> Callable[[int], list[str]]:
-    """A signature's place -> the lines of its test inputs (read when a scanner is built, which is rare)."""
+    """A signature's place -> the lines of its examples, inline or in a file (read when a scanner is built, which
+    is rare; each signature's once, though it owns many patterns)."""
+    split: dict[int, list[str]] = {}
+
+    def text(example: object, sig: Signature) -> str:
+        from triage.match.examples import ExampleError, example_text  # imported only when a scanner is built
+
+        try:
+            return example_text(example, sig.path) if isinstance(example, dict) else ""
+        except ExampleError:  # lint and `signatures test` report it
+            return ""
+
     def lines(place: int) -> list[str]:
-        tests = signatures[place].tests
-        return [line for kind in ("match", "no_match") for example in tests.get(kind) or []
-                if isinstance(example, dict) for line in str(example.get("input") or "").splitlines()]
+        if place not in split:
+            sig = signatures[place]
+            split[place] = [line for kind in ("match", "no_match") for example in sig.tests.get(kind) or []
+                            for line in text(example, sig).splitlines()]
+        return split[place]
 
     return lines
 

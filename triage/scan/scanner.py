@@ -53,7 +53,8 @@ except ImportError:  # pragma: no cover - depends on the machine
 # does not show (tests/test_scan.py finds them all by trying every code point).
 CASE_EXOTIC = "\u0130\u0131\u017f\u212a"
 _EXOTIC = lazy("[" + CASE_EXOTIC + "]")  # compiled when first used: most logs are ASCII
-# Example lines are checked behind this too (a journal's prefix, as logs carry): see LineScanner._recovered
+# Example lines are checked behind this too (as logs carry it; a line is then read well into the text): see
+# LineScanner._recovered
 PROBE_PREFIX = "Dec 06 08:00:00 node01 build.sh[20417]: "
 
 
@@ -230,6 +231,7 @@ class LineScanner:
             raise ValueError("the hyperscan engine needs the hyperscan package: pip install 'hip-triage[fast]'")
         self._literal_sets: list[set[Literal] | None] | None = None
         self._hs_built: _Compiled | None = None
+        self.examples_key = ""  # names the examples a checked build was checked on (see check_with)
         self._build()
 
     # -- building ---------------------------------------------------------------------------------
@@ -316,7 +318,8 @@ class LineScanner:
                 if self._hs_built is None:
                     folder = cache_dir("scanners")
                     # one checked on examples is kept apart from one that was not (a parser's scanner has none)
-                    kind = "hyperscan-checked" if self._examples is not None else "hyperscan"
+                    kind = "hyperscan" if self._examples is None else "-".join(
+                        filter(None, ("hyperscan-checked", getattr(self, "examples_key", ""))))
                     file = folder / f"{self._key()}-{kind}.pickle" if folder else None
                     found = read_cached(file) if file else None
                     if not isinstance(found, _Compiled) and build:
@@ -358,7 +361,7 @@ class LineScanner:
             chosen, flags = [item for item, f in zip(chosen, flags) if f], [f for f in flags if f]
             database = _hyperscan_database(chosen, flags)
         if database is not None and self._examples is not None:
-            database, chosen, flags = self._recovered(database, chosen, flags)
+            database, chosen, flags = self._recovered(database, chosen, flags, copies)
         if database is None:
             return _Compiled(None, [], [])
         read = {i for i, _ in chosen}
@@ -367,35 +370,49 @@ class LineScanner:
         return _Compiled(hyperscan.dumpb(database), sorted(read.union(copies)),
                          sorted(exact.union(c for c, o in copies.items() if o in exact)), copies)
 
-    def _recovered(self, database: Any, chosen: list[tuple[int, bytes]], flags: list[int]
+    def _recovered(self, database: Any, chosen: list[tuple[int, bytes]], flags: list[int], copies: dict[int, int]
                    ) -> tuple[Any, list[tuple[int, bytes]], list[int]]:
-        """The database checked on the lines each pattern must find (``check_with``): Hyperscan 5.4 loses some
-        expressions' matches that start far into a line (see ``_LINE_RUN``), in ways no rule of the expression's text
-        predicts. A pattern that loses one is asked for its start of match, which finds them; one that still loses
-        is left to the Python way. Returns the database, its expressions and their flags."""
-        probes = self._probes([index for index, _ in chosen])
-        lost = _lost(database, probes)
-        if lost:
-            asked = [_SOM if index in lost else f for (index, _), f in zip(chosen, flags)]
-            again = _hyperscan_database(chosen, asked)
-            if again is not None:
-                database, flags = again, asked
-                lost = _lost(database, probes)
-        if lost:
+        """The database checked on the lines each pattern must find (``check_with``; a repeated pattern's copies
+        bring their own): Hyperscan 5.4 loses some expressions' matches that begin some 20 bytes or more into the
+        text it scans, in ways no rule of the expression's text predicts, and one expression's loss can depend on
+        the others beside it (see ``_LINE_RUN``). A pattern that loses a line is asked for its start of match, which
+        finds them; one that still loses is left to the Python way; the database is checked again after each
+        rebuild. Returns the database, its expressions and their flags."""
+        probes = self._probes([index for index, _ in chosen], copies)
+        asked: set[int] = set()  # patterns already asked for their start of match
+        while database is not None:
+            read = {index for index, _ in chosen}
+            lost = _lost(database, [probe for probe in probes if probe[0] in read])
+            if not lost:
+                break
+            retry = lost - asked
+            asked |= lost
+            if retry:
+                trial = [_SOM if index in retry else f for (index, _), f in zip(chosen, flags)]
+                again = _hyperscan_database(chosen, trial)
+                if again is not None:
+                    database, flags = again, trial
+                    continue
             kept = [at for at, (index, _) in enumerate(chosen) if index not in lost]
             chosen, flags = [chosen[at] for at in kept], [flags[at] for at in kept]
             database = _hyperscan_database(chosen, flags)
         return database, chosen, flags
 
-    def _probes(self, indexes: Sequence[int]) -> list[tuple[int, str]]:
-        """(pattern, line) for each ASCII example line that the pattern, as Python compiles it, matches: alone and
-        behind a journal's prefix (a match that starts some 18 bytes or more into a line is where the loss shows)."""
+    def _probes(self, indexes: Sequence[int], copies: dict[int, int]) -> list[tuple[int, str]]:
+        """(pattern, line) for each ASCII example line that the pattern, as Python compiles it, matches: the
+        examples of the pattern and of its copies, each alone and behind a journal's prefix (so that every line is
+        read some way into the text, where the loss shows)."""
+        sources: dict[int, list[int]] = {index: [index] for index in indexes}
+        for copy, original in copies.items():
+            if original in sources:
+                sources[original].append(copy)
         probes = []
         for index in indexes:
             compiled = self._compiled(index)
             if compiled is None:
                 continue
-            for line in self._examples(index):  # type: ignore[misc]
+            lines = dict.fromkeys(line for owner in sources[index] for line in self._examples(owner))  # type: ignore[misc]
+            for line in lines:
                 for text in (line, PROBE_PREFIX + line):
                     if text.isascii() and compiled.search(text):
                         probes.append((index, text))
@@ -403,7 +420,8 @@ class LineScanner:
 
     def check_with(self, examples: Callable[[int], Sequence[str]]) -> None:
         """Have a Hyperscan build check itself on ``examples(i)``, lines pattern ``i`` must find (its signature's
-        test inputs), before it is kept: a signature a user adds is read right or read the Python way."""
+        test inputs), before it is kept: a signature a user adds loses none of the lines its examples show. The
+        owner names the examples in ``examples_key`` (a build checked on other examples is not reused)."""
         self._examples = examples
 
     def _load(self, built: _Compiled) -> None:
@@ -455,7 +473,7 @@ class LineScanner:
         # What was built goes with it (a pickle made before the first scan is small), and the digest naming its cache
         # entries with the build it was made for: the anchors' patterns' text is some 100 KB to hash on every run.
         state = {k: v for k, v in self.__dict__.items() if k in ("patterns", "flags", "module", "exact", "engine",
-                                                                 "_literal_sets", "_hs_built")}
+                                                                 "_literal_sets", "_hs_built", "examples_key")}
         state["_keyed"] = (build_key(), self._key())
         return state
 
