@@ -387,11 +387,15 @@ class Prefilters:
         """Have every scanner take the patterns it tries itself from ``compile`` (see LineScanner.compile_with), a
         packed one when it is loaded; and, with ``examples`` (a signature's place -> its test inputs' lines), check
         a Hyperscan build on them (LineScanner.check_with)."""
+        def owner(at: int | None, index: int) -> int:
+            """The signature's place of pattern ``index`` of group ``at`` (None: of ``together``)."""
+            group, pattern = (at, index) if at is not None else self.places[index]
+            return self.owners[group][pattern]
+
         def ready(scanner: LineScanner, at: int | None) -> None:
             scanner.compile_with(compile)
             if examples is not None and self.owners:
-                owners = self.owners[at] if at is not None else [self.owners[g][i] for g, i in self.places]
-                scanner.check_with(lambda index: examples(owners[index]))
+                scanner.check_with(lambda index: examples(owner(at, index)))
 
         self.__dict__["_ready"] = ready
         if isinstance(self.groups, Packed):

@@ -318,8 +318,8 @@ class LineScanner:
                 if self._hs_built is None:
                     folder = cache_dir("scanners")
                     # one checked on examples is kept apart from one that was not (a parser's scanner has none)
-                    kind = "hyperscan" if self._examples is None else "-".join(
-                        filter(None, ("hyperscan-checked", getattr(self, "examples_key", ""))))
+                    kind = ("hyperscan" if self._examples is None else
+                            f"hyperscan-checked-{self.examples_key}" if self.examples_key else "hyperscan-checked")
                     file = folder / f"{self._key()}-{kind}.pickle" if folder else None
                     found = read_cached(file) if file else None
                     if not isinstance(found, _Compiled) and build:
