@@ -284,6 +284,27 @@ def test_expression_items(pattern: str, line: str, matches: bool) -> None:
     assert bool(ends) == matches
 
 
+@needs_hyperscan
+@pytest.mark.parametrize("pattern,exact,anchored", [
+    (r"^.*foo\b", True, False),  # a line holds it wherever it holds foo: no run from the line's start to pay for
+    (r"^[^\n]*?foo\b", True, False),
+    (r"^(?![^\n]*\bbar\b)[^\n]*?foo\b", False, False),  # the lookahead is dropped, as anywhere
+    (r"(?i)^.*FOO\b", True, False),
+    (r"^.+foo\b", True, True),  # foo after the line's first character: the start still counts
+    (r"^\s*foo\b", True, True),
+])
+def test_a_leading_run_of_any_characters_is_left_out(pattern: str, exact: bool, anchored: bool) -> None:
+    written = expression(pattern)
+    assert written is not None
+    body, is_exact = written
+    assert is_exact == exact and body.startswith(b"^") == anchored
+    lines = ["x foo", "foo", "  foo y", "food", "nothing", "bar foo"]
+    scanner = LineScanner([pattern], 0, "hyperscan")
+    assert scanner.by_hyperscan == [0]
+    found, truth = scanner.scan(lines)[0], [i for i, line in enumerate(lines) if regex.search(pattern, line)]
+    assert set(truth) <= set(found) and (found == truth or not exact)  # a widened pattern's lines may be more
+
+
 _TEMPLATE_ARGS = "256, 128, 128, 32, 8, 8, 128, 128, 32, 2, Default, ASpecDefault, B0SpecDefault, CSpecDefault"
 
 

@@ -163,6 +163,20 @@ class _Writer:
             return b"(?:" + self.sequence(av[3], ignores_case(av, ignorecase), tail) + b")"
         return self.item(op, av, ignorecase) + tail
 
+    def unanchored(self, items: list, ignorecase: bool) -> list:
+        """A pattern's items without a leading ``^.*`` (or ``^[^\\n]*?``, a lookahead between them or not): a line
+        holds such a match wherever it holds the rest, and Hyperscan pays dearly for a run from every line's start
+        (it is asked for the start of such a match, see scanner.py)."""
+        at = [i for i, (op, _) in enumerate(items) if op not in (C.ASSERT, C.ASSERT_NOT)][:2]
+        if len(at) < 2 or items[at[0]][0] != C.AT or items[at[0]][1] not in _LINE_START:
+            return items
+        op, av = items[at[1]]
+        if op not in (C.MAX_REPEAT, C.MIN_REPEAT) or av[0] != 0 or av[1] != C.MAXREPEAT or len(av[2]) != 1:
+            return items
+        if self.item(*av[2][0], ignorecase) != self.chars(".", False):
+            return items
+        return [item for i, item in enumerate(items) if i not in at]
+
     def sequence(self, items, ignorecase: bool, tail: bytes) -> bytes:
         """A sequence of items followed by ``tail`` (the rest of the line, for the whole pattern; else nothing)."""
         kept = [(op, av) for op, av in items if op not in (C.ASSERT, C.ASSERT_NOT)]
@@ -196,7 +210,8 @@ def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[byt
     try:
         tree = _parser.parse(pattern, flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE))
         writer = _Writer(module)
-        body = writer.sequence(tree, bool((flags | tree.state.flags) & re.IGNORECASE), _REST)
+        ignorecase = bool((flags | tree.state.flags) & re.IGNORECASE)
+        body = writer.sequence(writer.unanchored(list(tree), ignorecase), ignorecase, _REST)
     except (re.error, ValueError, RecursionError, OverflowError, Unsupported):
         return None
     return body, writer.exact
