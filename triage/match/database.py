@@ -237,11 +237,12 @@ class Signature:
     path: Path
     applies_to: dict[str, list[str]] = field(default_factory=dict)
     fallback: bool = False  # a class-level catch-all: any specific signature that holds outranks it
-    # Set by index(): the conditions that can make the signature a candidate, and the others; whether
-    # every anchor is a log condition, and their patterns in the anchors' scanner.
+    # Set by index(): the conditions that can make the signature a candidate, and the others; the anchors' scanner's
+    # patterns one of which each anchor needs a line of; whether every anchor needs one, and all those patterns.
     anchors: list[Condition] = field(default_factory=list, repr=False)
     support: list[Condition] = field(default_factory=list, repr=False)
-    log_anchors_only: bool = field(default=False, repr=False)
+    anchor_needs: tuple[frozenset[int] | None, ...] = field(default=(), repr=False)  # each anchor's; None: no line
+    anchors_need_lines: bool = field(default=False, repr=False)
     anchor_patterns: frozenset[int] = field(default_factory=frozenset, repr=False)
     log_support: bool = field(default=False, repr=False)
 
@@ -480,10 +481,15 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
         sig.support = [c for c in sig.conditions if not is_anchor(c, anchor_strength)]
         support: list[Condition] = []
         supported: list[int] = []
+        # Read with the anchors: the log conditions an anchor needs (an anchor none of whose is found is not
+        # tried), and every log part of an anchor that needs none; so trying a signature reads no other scanner.
+        # The rest of a combinator is read with the signature's support, when its need is met.
+        needs = [_needs(c) for c in sig.anchors]
+        needed = {id(cond) for anchor, need in zip(sig.anchors, needs)
+                  for cond in (need if need is not None else [c for c in anchor.walk() if c.kind == "log"])}
         for top in sig.conditions:
             for cond in (c for c in top.walk() if c.kind == "log"):
-                # a part of a combinator is read with the signature's other conditions
-                anchor = cond is top and is_anchor(cond, anchor_strength)
+                anchor = id(cond) in needed
                 group, number = (groups[0], 0) if anchor else (support, len(groups))
                 cond.scan = (number, len(group))
                 group.append(cond)
@@ -491,9 +497,10 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
         if support:
             groups.append(support)
             owners.append(supported)
-        sig.log_anchors_only = all(c.kind == "log" for c in sig.anchors)
+        sig.anchor_needs = tuple(None if need is None else frozenset(c.scan[1] for c in need) for need in needs)
+        sig.anchors_need_lines = None not in needs
         sig.log_support = bool(support)
-        sig.anchor_patterns = frozenset(c.scan[1] for c in sig.anchors if c.kind == "log")
+        sig.anchor_patterns = frozenset().union(*(need for need in sig.anchor_needs if need is not None))
     places = [(number, at) for number, group in enumerate(groups[1:], 1) for at in range(len(group))]
     prefilters = Prefilters(
         groups=tuple(LineScanner([c.sources["log"] for c in group], _FLAGS, engine) for group in groups),
@@ -516,6 +523,20 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
     for scanner in prefilters.scanners:
         scanner.examples_key = examples_key
     return prefilters
+
+
+def _needs(cond: Condition) -> tuple[Condition, ...] | None:
+    """Log conditions one of which must hold for ``cond`` to (the fewest there are); None when it may hold without
+    a line of the log."""
+    if cond.kind == "log":
+        return (cond,)
+    if cond.kind == "all_of":
+        found = [n for n in map(_needs, cond.children) if n is not None]
+        return min(found, key=len) if found else None
+    if cond.kind == "any_of":
+        found = [_needs(c) for c in cond.children]
+        return tuple(c for n in found for c in n) if found and None not in found else None  # type: ignore[union-attr]
+    return None
 
 
 def _compile(pattern: str, where: str) -> regex.Pattern:

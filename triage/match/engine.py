@@ -380,9 +380,11 @@ def candidates(case: Case, db: Database) -> list[tuple[Signature, dict[str, Hit]
         anchored = lines.anchored()
         for tried, sig in enumerate(db.signatures):
             deadline.check("matching")
-            if (sig.log_anchors_only and anchored.isdisjoint(sig.anchor_patterns)) or not sig.applies(os_name, case.inputs):
+            if (sig.anchors_need_lines and anchored.isdisjoint(sig.anchor_patterns)) or not sig.applies(os_name, case.inputs):
                 continue  # no anchor can hold
-            if hits := _evaluate(sig, sig.anchors, case, lines):
+            tried_anchors = [anchor for anchor, need in zip(sig.anchors, sig.anchor_needs)
+                             if need is None or not anchored.isdisjoint(need)]
+            if hits := _evaluate(sig, tried_anchors, case, lines):
                 found.append((sig, hits))
         tried = len(db.signatures)
         if sum(sig.log_support for sig, _ in found) > _MANY_CANDIDATES:
