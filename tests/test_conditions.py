@@ -154,3 +154,48 @@ def test_a_pattern_on_many_program_lines_quotes_the_first_three_and_captures_fro
     probe = next(d for d in result.diagnoses if d.id == "probe")
     assert [e.line for e in probe.evidence] == [2, 3, 4]
     assert probe.captures.get("alloc_size") == "1024"
+
+
+def test_what_an_anchor_needs(tmp_path: Path) -> None:
+    """A combining anchor is tried only when a line it needs was found by the anchors' pass: one part of an all_of, one
+    of each part of an any_of; an anchor that may hold without a line needs none (and is always tried)."""
+    from triage.match.database import _needs
+
+    _verdict(tmp_path, COMBINED, FAULT)
+    sig = next(s for s in load(tmp_path / "db").signatures if s.id == "probe")
+    (combined,) = sig.conditions
+    fault_line, either, _ = combined.children
+    assert _needs(combined) == (fault_line,)
+    assert _needs(either) is None  # the override fact alone may make it hold
+    assert _needs(either.children[1]) == (either.children[1],)
+    assert sig.anchors_need_lines and sig.anchor_needs == (frozenset({fault_line.scan[1]}),)
+    assert fault_line.scan[0] == 0 and either.children[1].scan[0] > 0  # the needed line is read with the anchors
+
+
+@pytest.mark.parametrize("case", ["seed-000-blit-kernels-device-libs-missing",
+                                  "realworld/rocm-legacy-5773-therock-tarball-rocm-path-bitcode-under-lib-llvm"])
+def test_trying_a_signature_reads_only_the_anchors_pass(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signature none of whose anchors found a line it needs costs the case no pass of its own patterns: its
+    anchors' log parts are read in the anchors' pass (a long trace then reads a few small passes, not one of every
+    pattern); the rest of a combining anchor is read when its needed line is there."""
+    from triage.ingest import read_inputs
+    from triage.match import conditions
+    from triage.match.engine import candidates
+    from triage.parsers import parse
+
+    db = load(data_dir("signatures"))
+    artifacts, warnings = read_inputs([str(Path(__file__).resolve().parent.parent / "corpus" / case)])
+    parsed = parse(artifacts, warnings)
+    anchored = conditions.Lines(parsed, db.prefilters).anchored()
+    read: list[object] = []
+    real_read = conditions.Lines._read
+    monkeypatch.setattr(conditions.Lines, "_read", lambda self, scanner, *rest: (read.append(scanner),
+                                                                                  real_read(self, scanner, *rest))[1])
+    found = candidates(parsed, db)
+    tried = [sig for sig in db.signatures if any(need is not None and not anchored.isdisjoint(need)
+                                                 for need in sig.anchor_needs)]
+    own = {db.prefilters.groups[c.scan[0]] for sig in tried + [sig for sig, _ in found] for top in sig.conditions
+           for c in top.walk() if c.kind == "log" and c.scan[0]}
+    assert found and read[0] is db.prefilters.groups[0] and len(tried) < len(db.signatures) / 4
+    assert set(read[1:]) - {db.prefilters.together} <= own
+    assert (db.prefilters.together in read) == (sum(sig.log_support for sig, _ in found) > 6)
