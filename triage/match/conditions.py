@@ -31,8 +31,9 @@ LINE_S = 2.0  # the most one regex may take on one line
 MATCH_CHARS = 16_384
 MAX_EVIDENCE = 3
 # Signatures' own groups of log conditions read one pass each before the rest are read in one pass of them all
-# (when Hyperscan reads that pass: see Lines._together_pays), as many as the engine's _MANY_CANDIDATES: trying a
-# signature reads only the anchors' scanner, so a group is read for a candidate only, and a case has a few. 100
+# (when Hyperscan reads that pass: see Lines._together_pays; the engine reads it at once past this many candidates
+# with such groups). Trying a signature reads only the anchors' scanner, so a group is read for a candidate (or an
+# anchor whose needed line was found) only, and a case has a few. 100
 # synthetic 90 KB cases in one process took 1.17 s so, 1.39 s when the one pass came from the second group on.
 SEPARATE_READS = 6
 # Past this many characters of input the groups are read one by one again: one pass of them all keeps every group's

@@ -468,8 +468,9 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
     """The prefilters of the log conditions; sets each signature's ``anchors`` and ``support`` and each log
     condition's ``scan``.
 
-    The first holds every signature's anchors and reads every case. Each signature's other log
-    conditions have a prefilter of their own, read only when its anchors held: broad support
+    The first holds every signature's anchors (of a combining anchor, the log part it needs, or every log part when
+    it needs none) and reads every case. Each signature's other log conditions have a prefilter of their own, read
+    only when its anchors held (or a combining anchor's needed line was found): broad support
     evidence (a HIP call named in the log) matches much of a long trace, and most signatures
     are not candidates. When many are (a bundle of many logs), one prefilter of all those
     conditions together reads the case once instead.

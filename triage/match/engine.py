@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from triage import deadline
 from triage.errors import internal
 from triage.lazy import lazy_regex
-from triage.match.conditions import Hit, Lines, evaluate
+from triage.match.conditions import SEPARATE_READS, Hit, Lines, evaluate
 from triage.match.confidence import confidence, score
 from triage.match.database import Database, Signature
 from triage.model import Case, Diagnosis, Evidence, Workaround
@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 
     from triage.match.texts import Texts
 
-# Candidates with other log conditions past which those of all signatures are read in one pass.
-_MANY_CANDIDATES = 6
+# Candidates with other log conditions past which those of all signatures are read in one pass (up to this many,
+# one pass each).
+_MANY_CANDIDATES = SEPARATE_READS
 
 
 @functools.cache
