@@ -292,3 +292,17 @@ def test_missing_optional_packages_are_named(monkeypatch: pytest.MonkeyPatch, se
     monkeypatch.setitem(sys.modules, "fastparquet", None)
     with pytest.raises(CorpusError, match="pyarrow"):
         write_table(seeds, tmp_path / "cases.parquet")
+
+
+def test_the_labelled_cases_alike_are_looked_up_for_reports_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table's row shows no similar cases, so a corpus run without reports does not look them up (about a
+    millisecond a case); with reports, each report lists them."""
+    from triage import pipeline
+
+    looked: list[int] = []
+    real = pipeline.nearest
+    monkeypatch.setattr(pipeline, "nearest", lambda *args: looked.append(1) or real(*args))
+    case = CORPUS / "seed-000-blit-kernels-device-libs-missing"
+    assert analyze([case], jobs=1, cache=False)["class"].tolist() == ["device-libs-missing"] and not looked
+    analyze([case], jobs=1, cache=False, reports=tmp_path / "reports")
+    assert looked == [1] and '<section id="similar">' in (tmp_path / "reports" / f"{case.name}.html").read_text()

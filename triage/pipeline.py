@@ -43,13 +43,14 @@ def analyze(artifacts: list[Artifact], db: Database, folder: Path, warnings: lis
         return finish(parse(artifacts, (warnings or []) + db.problems), db, folder, symbols)
 
 
-def finish(case: Case, db: Database, folder: Path, symbols: Path | None = None) -> Result:
-    """Symbolize and match a parsed case (a corpus run keeps parsed cases to re-match them)."""
+def finish(case: Case, db: Database, folder: Path, symbols: Path | None = None, similar: bool = True) -> Result:
+    """Symbolize and match a parsed case (a corpus run keeps parsed cases to re-match them); ``similar``: also find
+    the labelled cases most like it, which only a report shows (a corpus table's row has none)."""
     with deadline.within():
-        return _finish(case, db, folder, symbols)
+        return _finish(case, db, folder, symbols, similar)
 
 
-def _finish(case: Case, db: Database, folder: Path, symbols: Path | None) -> Result:
+def _finish(case: Case, db: Database, folder: Path, symbols: Path | None, similar: bool) -> Result:
     symbolize(case, stores(folder / "frames"), symbols)
     try:
         deadline.check("deriving facts")
@@ -61,8 +62,8 @@ def _finish(case: Case, db: Database, folder: Path, symbols: Path | None) -> Res
     if (kept := compiled_re()) is not None:
         kept.save()
     versions = {"tool": __version__, "signatures": db.version, "schema": SCHEMA_VERSION}
-    similar = nearest(features(case, diagnoses), load_index(folder))
-    return Result(case=case, diagnoses=diagnoses, versions=versions, similar=similar)
+    alike = nearest(features(case, diagnoses), load_index(folder)) if similar else []
+    return Result(case=case, diagnoses=diagnoses, versions=versions, similar=alike)
 
 
 def triage(paths: list[str], stdin: BinaryIO | None = None, signatures: Path | None = None,

@@ -262,7 +262,7 @@ def process(ref: CaseRef, settings: Settings) -> tuple[dict[str, Any], str]:
 
 
 def _triage(case: Case, settings: Settings, ref: CaseRef) -> Result:
-    result = finish(case, _database(settings.signatures), Path(settings.signatures))
+    result = finish(case, _database(settings.signatures), Path(settings.signatures), similar=bool(settings.reports))
     if settings.reports:
         from triage.report import render
 
