@@ -378,11 +378,11 @@ def test_support_read_together_or_apart_gives_the_same_diagnoses(monkeypatch: py
     db = load(ROOT / "signatures")
 
     def answers(many: int) -> list:
-        monkeypatch.setattr(engine, "_MANY_CANDIDATES", many)
+        monkeypatch.setattr(engine, "SEPARATE_READS", many)
         result = match(parse([Artifact(name="all.log", text=text, size=len(text))]), db)
         return [(d.id, d.confidence, [(e.line, e.condition) for e in d.evidence], d.captures) for d in result]
 
-    many = engine._MANY_CANDIDATES
+    many = engine.SEPARATE_READS
     together, apart = answers(0), answers(10_000)
     assert len(together) > many and together == apart
 

@@ -31,8 +31,8 @@ LINE_S = 2.0  # the most one regex may take on one line
 MATCH_CHARS = 16_384
 MAX_EVIDENCE = 3
 # Signatures' own groups of log conditions read one pass each before the rest are read in one pass of them all
-# (when Hyperscan reads that pass: see Lines._together_pays; the engine reads it at once past this many candidates
-# with such groups). Trying a signature reads only the anchors' scanner, so a group is read for a candidate (or an
+# (when Hyperscan reads that pass: see Lines._together_pays); the engine reads it at once past this many candidates
+# with such groups. Trying a signature reads only the anchors' scanner, so a group is read for a candidate (or an
 # anchor whose needed line was found) only, and a case has a few. 100
 # synthetic 90 KB cases in one process took 1.17 s so, 1.39 s when the one pass came from the second group on.
 SEPARATE_READS = 6
@@ -113,10 +113,10 @@ class Lines:
         return found
 
     def _together_pays(self) -> bool:
-        """Past the first signature's own group (a combinator's log parts are read while anchors are tried, for every
-        signature that has one), whether one pass of them all costs less than a pass each: when Hyperscan reads
-        them in one pass. The Python way looks for each group's literals, so there one pass of all costs what the
-        passes do (and a single small triage would pay for the literals of them all)."""
+        """Past ``SEPARATE_READS`` signatures' own groups (read for candidates, and for anchors whose needed line was
+        found), whether one pass of them all costs less than a pass each: when Hyperscan reads them in one pass.
+        The Python way looks for each group's literals, so there one pass of all costs what the passes do (and a
+        single small triage would pay for the literals of them all)."""
         if self._together is None:
             size = sum(len(artifact.text or "") for artifact in self.case.artifacts)
             self._together = size <= TOGETHER_MAX_CHARS and self._prefilters.together.hyperscan_ready(size)

@@ -238,7 +238,9 @@ class Signature:
     applies_to: dict[str, list[str]] = field(default_factory=dict)
     fallback: bool = False  # a class-level catch-all: any specific signature that holds outranks it
     # Set by index(): the conditions that can make the signature a candidate, and the others; the anchors' scanner's
-    # patterns one of which each anchor needs a line of; whether every anchor needs one, and all those patterns.
+    # patterns one of which each anchor needs a line of; whether every anchor needs one, and all those patterns (one
+    # test that passes over most signatures on every case: derived here, not in the engine's loop, where it cost
+    # some 0.1-0.2 ms a case).
     anchors: list[Condition] = field(default_factory=list, repr=False)
     support: list[Condition] = field(default_factory=list, repr=False)
     anchor_needs: tuple[frozenset[int] | None, ...] = field(default=(), repr=False)  # each anchor's; None: no line

@@ -33,10 +33,6 @@ if TYPE_CHECKING:
 
     from triage.match.texts import Texts
 
-# Candidates with other log conditions past which those of all signatures are read in one pass (up to this many,
-# one pass each).
-_MANY_CANDIDATES = SEPARATE_READS
-
 
 @functools.cache
 def _environment() -> SandboxedEnvironment:
@@ -388,7 +384,7 @@ def candidates(case: Case, db: Database) -> list[tuple[Signature, dict[str, Hit]
             if hits := _evaluate(sig, tried_anchors, case, lines):
                 found.append((sig, hits))
         tried = len(db.signatures)
-        if sum(sig.log_support for sig, _ in found) > _MANY_CANDIDATES:
+        if sum(sig.log_support for sig, _ in found) > SEPARATE_READS:  # many candidates: one pass of all their groups
             lines.read_together()
         for sig, hits in found:  # only a candidate needs its context, captures and counter-evidence
             deadline.check("matching")
