@@ -305,6 +305,37 @@ def test_a_leading_run_of_any_characters_is_left_out(pattern: str, exact: bool, 
     assert set(truth) <= set(found) and (found == truth or not exact)  # a widened pattern's lines may be more
 
 
+# Runtime log lines as AMD_LOG_LEVEL=4 prints them: hip_ and a source line in every one
+_RUNTIME_LINES = [
+    ":3:hip_memory.cpp           :1427: 2386409563 us: [pid:25314 tid:0x7f8a] hipMemcpy ( 0x7f0, 0x5e1, 4096, 1 )",
+    ":1:hip_fatbin.cpp           :83  : 2386409563 us: [pid:25314 tid:0x7f8a] fatal error: no code object",
+    ":3:rocdevice.cpp            :2873: 2386409563 us: [pid:25314 tid:0x7f8a] Gfx Major/Minor/Stepping: 10/3/0",
+    "terminate: fatal error in the loader",  # the telling part alone: found too, Python then says no
+    "  hip_module.cpp:42: fatal error",
+]
+
+
+@needs_hyperscan
+@pytest.mark.parametrize("pattern,exact", [
+    # a start in every runtime line (hip_..., 4 characters) cut from the telling part by a run: the start is left out
+    (r"\b(?:rocdevice|hip_\w+)\.cpp\s*:\s*\d+\s*:[^\n]*\bfatal error", False),
+    (r"(?:\bhip\w*|\bGPU\b)[^\n]{0,100}?\bfatal error|\bno code object\b", False),  # in a branch the pattern starts with
+    (r"\bcode object[^\n]*\bfatal error", True),  # a start no shorter than the rest: kept
+    (r"^\s*hip_\w+\.cpp[^\n]*fatal error", True),  # anchored at the line's start: Hyperscan tries it once a line
+    (r"\bhip_\w+\.cpp:\d+:", True),  # no run: nothing to leave out
+])
+def test_a_common_start_before_a_run_is_left_out(pattern: str, exact: bool) -> None:
+    written = expression(pattern)
+    assert written is not None and written[1] == exact
+    truth = [i for i, line in enumerate(_RUNTIME_LINES) if regex.search(pattern, line)]
+    scanner = LineScanner([pattern], 0, "hyperscan")
+    assert scanner.by_hyperscan == [0]
+    found = scanner.scan(_RUNTIME_LINES)[0]
+    assert set(truth) <= set(found) and (found == truth) == exact  # widened: the loader's line is a candidate
+    checked = LineScanner([pattern], 0, "hyperscan", exact=[0])  # asked exactly, the pattern checks its candidates
+    assert checked.scan(_RUNTIME_LINES)[0] == truth
+
+
 _TEMPLATE_ARGS = "256, 128, 128, 32, 8, 8, 128, 128, 32, 2, Default, ASpecDefault, B0SpecDefault, CSpecDefault"
 
 

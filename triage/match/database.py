@@ -506,7 +506,10 @@ def index(signatures: list[Signature], anchor_strength: float, engine: str | Non
         sig.anchor_patterns = frozenset().union(*(need for need in sig.anchor_needs if need is not None))
     places = [(number, at) for number, group in enumerate(groups[1:], 1) for at in range(len(group))]
     prefilters = Prefilters(
-        groups=tuple(LineScanner([c.sources["log"] for c in group], _FLAGS, engine) for group in groups),
+        # the anchors' lines are checked (a widened expression's, scan/expression.py): they decide which signatures
+        # are tried, and each one tried may cost a pass of its own patterns
+        groups=tuple(LineScanner([c.sources["log"] for c in group], _FLAGS, engine,
+                                 exact=range(len(group)) if not number else ()) for number, group in enumerate(groups)),
         together=LineScanner([c.sources["log"] for group in groups[1:] for c in group], _FLAGS, engine),
         places=places,
         owners=owners,

@@ -12,7 +12,10 @@ So the pattern is parsed with Python's own parser and written out again, item by
   pattern is the newline; ``\\b`` and ``\\B`` are kept;
 - what Hyperscan lacks is widened to something that matches more: a lookaround becomes
   nothing, so does a line's end inside the pattern, a back-reference any run of the line, a
-  huge repeat count an open one.
+  huge repeat count an open one;
+- a start of the pattern whose literals are short and common (``hip``, ``gfx``), cut off by a long run
+  of any characters from a part with literals no shorter, is left out (``leading``): the rest finds the
+  same lines and more, and Hyperscan does not follow the start through every line of a log.
 
 On ASCII lines the result matches every line the regex matches, and no other line when
 nothing was widened (``expression`` says which); a line with other characters must be
@@ -29,13 +32,15 @@ from re import _parser
 
 import regex
 
-from triage.scan.literals import REPEATS, ignores_case
+from triage.scan.literals import REPEATS, ignores_case, sequence_literals
 
 _ASCII = [chr(c) for c in range(128) if c != 10]  # every ASCII character but the newline
 _NEVER = rb"\xff"  # a byte that valid UTF-8 never holds: an item no ASCII character can match
 _LINE = rb"[^\n]*"
 _REST = rb"[^\n]*\n"  # what follows a match: the rest of its line, so that a line is reported once, at its end
 _MAX_COUNT = 64  # repeat counts above this become open-ended (Hyperscan pays for every counted step)
+_SHORT_LITERAL = 4  # a pattern's start whose literals are this short or shorter (hip, gfx, GPU) is in most log lines
+_LONG_RUN = 16  # a run of any characters at least this long may separate a pattern's start from its telling part
 _CATEGORIES = {
     C.CATEGORY_DIGIT: r"\d", C.CATEGORY_NOT_DIGIT: r"\D", C.CATEGORY_SPACE: r"\s", C.CATEGORY_NOT_SPACE: r"\S",
     C.CATEGORY_WORD: r"\w", C.CATEGORY_NOT_WORD: r"\W",
@@ -177,6 +182,46 @@ class _Writer:
             return items
         return [item for i, item in enumerate(items) if i not in at]
 
+    def leading(self, items: list, ignorecase: bool) -> list:
+        """A pattern's items from its telling part on. Where a long run of any characters follows a start whose
+        literals are short (``hip_\\w+\\.cpp:\\d+:[^\\n]*fatal error``: ``hip_`` stands in every line of a runtime
+        log) and the rest holds literals no shorter, the start and the run are left out: Hyperscan would otherwise
+        follow the start on nearly every line. The same in each branch of a group the pattern starts with. A line
+        holds such a match wherever it holds the rest, so the result matches more, and is no longer exact. A start
+        anchored at the line's start is kept: Hyperscan tries it once a line."""
+        items = list(items)
+        for at, (op, av) in enumerate(items):
+            if at and self._run_of_any(op, av, ignorecase):
+                if any(o == C.AT and a in _LINE_START for o, a in items[:at]):
+                    return items
+                before, after = sequence_literals(items[:at], ignorecase), sequence_literals(items[at + 1:], ignorecase)
+                if after is None or after == before or (before is not None and _shortest(before) > _SHORT_LITERAL):
+                    return items
+                if before is None or _shortest(after) >= _shortest(before):
+                    self.exact = False
+                    return items[at + 1:]
+                return items
+        skip = next((at for at, (op, _) in enumerate(items) if op not in (C.AT, C.ASSERT, C.ASSERT_NOT)), len(items))
+        if skip == len(items):
+            return items
+        op, av = items[skip]
+        if op == C.SUBPATTERN:
+            inner = self.leading(list(av[3]), ignores_case(av, ignorecase))
+            changed, first = inner != list(av[3]), (op, (av[0], av[1], av[2], inner))
+        elif op == C.BRANCH:
+            branches = [self.leading(list(branch), ignorecase) for branch in av[1]]
+            changed, first = branches != [list(branch) for branch in av[1]], (op, (av[0], branches))
+        else:
+            return items
+        # a \\b or ^ before a shortened branch held at its old start, not its new one: left out as well
+        return [first, *items[skip + 1:]] if changed else items
+
+    def _run_of_any(self, op, av, ignorecase: bool) -> bool:
+        """Whether an item is a run of any characters of a line, open or of at least _LONG_RUN."""
+        return (op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] == 0 and len(av[2]) == 1
+                and (av[1] == C.MAXREPEAT or av[1] >= _LONG_RUN)
+                and self.item(*av[2][0], ignorecase) == self.chars(".", False))
+
     def sequence(self, items, ignorecase: bool, tail: bytes) -> bytes:
         """A sequence of items followed by ``tail`` (the rest of the line, for the whole pattern; else nothing)."""
         kept = [(op, av) for op, av in items if op not in (C.ASSERT, C.ASSERT_NOT)]
@@ -198,6 +243,10 @@ class _Writer:
         return b"{%d}" % low if low == high else b"{%d,%d}" % (low, high)
 
 
+def _shortest(literals: set[tuple[str, bool]]) -> int:
+    return min(len(text) for text, _ in literals)
+
+
 def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[bytes, bool] | None:
     """The Hyperscan expression (MULTILINE, no other flag) for ``pattern`` searched on ASCII lines, and
     whether it is exact there (matches no line the pattern does not); None when it cannot be written.
@@ -211,7 +260,7 @@ def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[byt
         tree = _parser.parse(pattern, flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE))
         writer = _Writer(module)
         ignorecase = bool((flags | tree.state.flags) & re.IGNORECASE)
-        body = writer.sequence(writer.unanchored(list(tree), ignorecase), ignorecase, _REST)
+        body = writer.sequence(writer.leading(writer.unanchored(list(tree), ignorecase), ignorecase), ignorecase, _REST)
     except (re.error, ValueError, RecursionError, OverflowError, Unsupported):
         return None
     return body, writer.exact

@@ -111,7 +111,8 @@ def _items(items) -> list:
     return items.data if isinstance(items, _parser.SubPattern) else items
 
 
-def _sequence(items, ignorecase: bool) -> set[Literal] | None:
+def sequence_literals(items, ignorecase: bool) -> set[Literal] | None:
+    """A set of literals one of which every match of a parsed sequence (items of re's parser) contains, or None."""
     best: set[Literal] | None = None
     run: list[str] = [""]  # the variants of the literal being read
 
@@ -146,15 +147,15 @@ def _sequence(items, ignorecase: bool) -> set[Literal] | None:
             continue
         close()
         if op == C.SUBPATTERN:
-            best = _better(best, _sequence(av[3], ignores_case(av, ignorecase)))
+            best = _better(best, sequence_literals(av[3], ignores_case(av, ignorecase)))
         elif op == C.BRANCH:
-            options = [_sequence(branch, ignorecase) for branch in av[1]]
+            options = [sequence_literals(branch, ignorecase) for branch in av[1]]
             if all(o is not None for o in options):
                 best = _better(best, set().union(*options))
         elif op in REPEATS and av[0] >= 1:
-            best = _better(best, _sequence(av[2], ignorecase))
+            best = _better(best, sequence_literals(av[2], ignorecase))
         elif op == getattr(C, "ATOMIC_GROUP", None):
-            best = _better(best, _sequence(av, ignorecase))
+            best = _better(best, sequence_literals(av, ignorecase))
     close()
     return best
 
@@ -169,7 +170,7 @@ def required_literals(pattern: str, flags: int = 0) -> set[Literal] | None:
         tree = _parser.parse(pattern, flags & (re.IGNORECASE | re.VERBOSE))
     except (re.error, ValueError, RecursionError, OverflowError):
         return None
-    found = _sequence(tree, bool((flags | tree.state.flags) & re.IGNORECASE))
+    found = sequence_literals(tree, bool((flags | tree.state.flags) & re.IGNORECASE))
     return found if found is None or _informative(found) else None
 
 

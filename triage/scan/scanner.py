@@ -104,6 +104,8 @@ def _trie_regex(words: Sequence[str]) -> str:
 # of finds, 74 ms to build the regex and 38 ms to run it): a single small triage never builds it, a
 # corpus run builds it after a few cases, and once built it serves every later text.
 _MOST_FINDS = 64
+# Every reader of a line reads its first this many characters (conditions match there, parsers skip longer lines):
+# a pattern asked for exactly is checked there, and a long line outside ASCII is searched the Python way there only
 WIDE_CHARS = 16_384
 # Characters a scanner reads the Python way before it builds its Hyperscan database (when the cache has none): a
 # database takes some 3-4 ms a pattern to compile (the anchors' 1.5 s), in which the Python way reads some 64 KB
@@ -444,7 +446,7 @@ class LineScanner:
         self._local = threading.local()  # Hyperscan's scratch space is one thread's at a time: one a thread
         self._everywhere = list(range(len(self.patterns)))
         self._ways: dict[tuple[int, ...], tuple[_Literals, dict[int, Any]]] = {}
-        self._checks = {i: self._compiled(i) for i in self.exact}
+        self._checks: dict[int, Any] = {}  # an exact pattern compiled when it first has candidates to check
         self._ascii_exact: set[int] = set()
         self._copies: dict[int, int] = {}
 
@@ -505,13 +507,18 @@ class LineScanner:
         if text is None:
             text = "\n".join(lines)
         out, ascii_exact = self._candidates(lines, text)
-        for index, pattern in self._checks.items():
-            if pattern is None or not out[index]:
+        ascii_text = text.isascii()
+        for index in self.exact:
+            if not out[index] or (ascii_text and index in ascii_exact):
+                continue
+            if index not in self._checks:
+                self._checks[index] = self._compiled(index)
+            if (pattern := self._checks[index]) is None:
                 continue
             if index not in ascii_exact:
-                out[index] = [i for i in out[index] if pattern.search(lines[i])]
-            elif not text.isascii():  # Hyperscan's answer stands for the ASCII lines
-                out[index] = [i for i in out[index] if lines[i].isascii() or pattern.search(lines[i])]
+                out[index] = [i for i in out[index] if pattern.search(lines[i][:WIDE_CHARS])]
+            else:  # Hyperscan's answer stands for the ASCII lines
+                out[index] = [i for i in out[index] if lines[i].isascii() or pattern.search(lines[i][:WIDE_CHARS])]
         return out
 
     def _candidates(self, lines: Sequence[str], text: str) -> tuple[list[list[int]], set[int]]:
@@ -530,8 +537,6 @@ class LineScanner:
         if not text.isascii():
             wide = _derived(text).wide(lines)
             extra: list[list[int]] = [[] for _ in self.patterns]
-            # Every reader of a line reads its start (parsers skip long lines, conditions match the first
-            # 16 KiB): a long line outside ASCII is searched the Python way on its start only.
             self._python([line[:WIDE_CHARS] for line in lines] if any(len(lines[i]) > WIDE_CHARS for i in wide) else lines,
                          wide, "\n".join(lines[i][:WIDE_CHARS] for i in wide), tuple(built.by_hyperscan), extra)
             for index, more in enumerate(extra):
