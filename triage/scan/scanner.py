@@ -19,7 +19,8 @@ Two engines give the same answers downstream:
   ``ſ``, the Kelvin sign) counts for every literal.
 
 A pattern may also be asked for exactly (``exact``): its candidates are then checked with the
-pattern itself wherever the scan alone cannot vouch for them.
+pattern itself, on a line's first ``WIDE_CHARS`` characters as every reader reads it, wherever the
+scan alone cannot vouch for them.
 
 ``TRIAGE_SCANNER=python`` (or ``hyperscan``) chooses the engine where the caller does not.
 """
