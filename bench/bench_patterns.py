@@ -4,9 +4,9 @@ patterns, each timed alone and by what the whole pass saves without it.
     python3 bench/bench_patterns.py [--cases 30] [--size-kb 90] [--top 8] [--runs 5] [--pass anchors]
 
 The passes are those a triage reads (README, "Scanning"): the parsers' needles, the signatures' anchors, and the
-one pass of every signature's other patterns. Each pattern is written as the scanner writes it
-(triage/scan/expression.py) with the flags the scanner gives it, and compiled alone: the ones slowest alone are
-the candidates, and the pass is compiled again without each of them, which says what it really costs beside the
+one pass of every signature's other patterns. Each pattern's Hyperscan expression and flags, the ones the
+scanner's database is built from (``LineScanner.expressions``), are compiled alone: the ones slowest alone are the
+candidates, and the pass is compiled again without each of them, which says what it really costs beside the
 others (Hyperscan shares work between patterns, so the two differ). A pattern whose start is in most lines of a
 log (``hip``, a runtime log's ``:3:``) followed by a long run, or one asked for its start of match, shows here.
 Medians of ``--runs`` scans of all the cases' texts; the figures move by some 10% between runs on a busy machine.
@@ -18,7 +18,7 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
+import timeit
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +30,6 @@ from triage.match import load  # noqa: E402
 from triage.parsers import lines as parser_lines  # noqa: E402
 from triage.resources import data_dir  # noqa: E402
 from triage.scan import scanner as scan  # noqa: E402
-from triage.scan.expression import expression  # noqa: E402
 
 
 def _texts(folder: Path, cases: int, size_kb: float) -> list[bytes]:
@@ -42,32 +41,16 @@ def _texts(folder: Path, cases: int, size_kb: float) -> list[bytes]:
     return texts
 
 
-def _written(scanner: scan.LineScanner) -> list[tuple[int, bytes, int]]:
-    """(pattern, expression, flags) as the scanner compiles them (one that Hyperscan refuses asked for its start
-    of match is asked plainly, as the scanner does)."""
-    out = []
-    for index, pattern in enumerate(scanner.patterns):
-        written = expression(pattern, scanner.flags, scanner.module)
-        if written is None:
-            continue
-        flags = scan._SOM if scan._LINE_RUN.search(written[0]) else scan._PLAIN
-        if flags == scan._SOM and scan._hyperscan_database([(0, written[0])], [flags]) is None:
-            flags = scan._PLAIN
-        out.append((index, written[0], flags))
-    return out
-
-
-def _time(chosen: list[tuple[int, bytes, int]], texts: list[bytes], runs: int) -> float:
-    """The median time of one scan of every text with a database of ``chosen``."""
-    database = scan._hyperscan_database([(i, w) for i, (_, w, _) in enumerate(chosen)], [f for _, _, f in chosen])
+def _time(chosen: list[tuple[int, bytes]], flags: list[int], texts: list[bytes], runs: int) -> float:
+    """The median time of one scan of every text with a database of ``chosen`` (with ``flags``)."""
+    database = scan._hyperscan_database(chosen, flags)
     scratch = scan.hyperscan.Scratch(database)
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
+
+    def scan_all() -> None:
         for text in texts:
             database.scan(text, match_event_handler=lambda *_: None, scratch=scratch)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+
+    return statistics.median(timeit.repeat(scan_all, number=1, repeat=runs))
 
 
 def main() -> int:
@@ -90,16 +73,19 @@ def main() -> int:
     print(f"{args.cases} synthetic cases, {mb:.1f} MB of text; medians of {args.runs} scans")
     for name in args.passes or list(scanners):
         scanner = scanners[name]
-        chosen = _written(scanner)
-        whole = _time(chosen, texts, args.runs)
+        chosen, flags = scanner.expressions()
+        whole = _time(chosen, flags, texts, args.runs)
         print(f"\n{name}: {len(chosen)} patterns, {whole * 1000:.1f} ms, {mb / whole:.1f} MB/s")
-        alone = sorted(((_time([c], texts, args.runs), c) for c in chosen), key=lambda t: -t[0])
+        alone = sorted(((_time([item], [f], texts, args.runs), at) for at, (item, f) in enumerate(zip(chosen, flags))),
+                       reverse=True)
         print(f"  {'alone ms':>8} {'saved ms':>8} {'saved':>6}  pattern (start of match asked: *)")
-        for took, item in alone[:args.top]:
-            saved = whole - _time([c for c in chosen if c is not item], texts, args.runs)
-            source = scanner.patterns[item[0]]
+        for took, at in alone[:args.top]:
+            rest = [i for i in range(len(chosen)) if i != at]
+            saved = whole - _time([chosen[i] for i in rest], [flags[i] for i in rest], texts, args.runs)
+            source = scanner.patterns[chosen[at][0]]
+            som = "*" if flags[at] & scan.hyperscan.HS_FLAG_SOM_LEFTMOST else " "
             print(f"  {took * 1000:8.2f} {saved * 1000:8.2f} {saved / whole:6.0%}  "
-                  f"{'*' if item[2] == scan._SOM else ' '}{source[:110]}{'...' if len(source) > 110 else ''}")
+                  f"{som}{source[:110]}{'...' if len(source) > 110 else ''}")
     return 0
 
 

@@ -175,10 +175,7 @@ class _Writer:
         at = [i for i, (op, _) in enumerate(items) if op not in (C.ASSERT, C.ASSERT_NOT)][:2]
         if len(at) < 2 or items[at[0]][0] != C.AT or items[at[0]][1] not in _LINE_START:
             return items
-        op, av = items[at[1]]
-        if op not in (C.MAX_REPEAT, C.MIN_REPEAT) or av[0] != 0 or av[1] != C.MAXREPEAT or len(av[2]) != 1:
-            return items
-        if self.item(*av[2][0], ignorecase) != self.chars(".", False):
+        if not self._run_of_any(*items[at[1]], ignorecase, C.MAXREPEAT):
             return items
         return [item for i, item in enumerate(items) if i not in at]
 
@@ -191,7 +188,7 @@ class _Writer:
         anchored at the line's start is kept: Hyperscan tries it once a line."""
         items = list(items)
         for at, (op, av) in enumerate(items):
-            if at and self._run_of_any(op, av, ignorecase):
+            if at and self._run_of_any(op, av, ignorecase, _LONG_RUN):
                 if any(o == C.AT and a in _LINE_START for o, a in items[:at]):
                     return items
                 before, after = sequence_literals(items[:at], ignorecase), sequence_literals(items[at + 1:], ignorecase)
@@ -216,10 +213,10 @@ class _Writer:
         # a \\b or ^ before a shortened branch held at its old start, not its new one: left out as well
         return [first, *items[skip + 1:]] if changed else items
 
-    def _run_of_any(self, op, av, ignorecase: bool) -> bool:
-        """Whether an item is a run of any characters of a line, open or of at least _LONG_RUN."""
-        return (op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] == 0 and len(av[2]) == 1
-                and (av[1] == C.MAXREPEAT or av[1] >= _LONG_RUN)
+    def _run_of_any(self, op, av, ignorecase: bool, longest: int) -> bool:
+        """Whether an item is a run of any characters of a line, from none up to ``longest`` or more (C.MAXREPEAT:
+        an open run only)."""
+        return (op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] == 0 and av[1] >= longest and len(av[2]) == 1
                 and self.item(*av[2][0], ignorecase) == self.chars(".", False))
 
     def sequence(self, items, ignorecase: bool, tail: bytes) -> bytes:

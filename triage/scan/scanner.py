@@ -337,6 +337,26 @@ class LineScanner:
         return self._hs_built
 
     def _compile_hyperscan(self) -> _Compiled:
+        chosen, exact_on_ascii, copies = self._written()
+        database, chosen, _flags = self._database(chosen, copies)
+        if database is None:
+            return _Compiled(None, [], [])
+        read = {i for i, _ in chosen}
+        copies = {copy: original for copy, original in copies.items() if original in read}
+        exact = {i for i in exact_on_ascii if i in read}
+        return _Compiled(hyperscan.dumpb(database), sorted(read.union(copies)),
+                         sorted(exact.union(c for c, o in copies.items() if o in exact)), copies)
+
+    def expressions(self) -> tuple[list[tuple[int, bytes]], list[int]]:
+        """The (pattern, Hyperscan expression) pairs this scanner's database is compiled from, and their flags, as a
+        build makes them (for bench/bench_patterns.py, which times them apart)."""
+        chosen, _, copies = self._written()
+        _, chosen, flags = self._database(chosen, copies)
+        return chosen, flags
+
+    def _written(self) -> tuple[list[tuple[int, bytes]], list[int], dict[int, int]]:
+        """(pattern, expression) for each pattern Hyperscan can read (a repeated one once), the patterns whose
+        expression is exact on ASCII lines, and each repeated pattern's first."""
         from triage.scan.expression import expression  # only to build a database: a run that reads one needs none
 
         chosen: list[tuple[int, bytes]] = []
@@ -352,6 +372,12 @@ class LineScanner:
                 chosen.append((index, written[0]))
                 if written[1]:
                     exact_on_ascii.append(index)
+        return chosen, exact_on_ascii, copies
+
+    def _database(self, chosen: list[tuple[int, bytes]], copies: dict[int, int]
+                  ) -> tuple[Any, list[tuple[int, bytes]], list[int]]:
+        """The database of the expressions Hyperscan accepts (and that find their examples), with them and their
+        flags."""
         flags = [_SOM if _LINE_RUN.search(written) else _PLAIN for _, written in chosen]
         database = _hyperscan_database(chosen, flags)
         # Refused (Hyperscan's error does not say which expression): first the few asked for their start are tried
@@ -365,13 +391,7 @@ class LineScanner:
             database = _hyperscan_database(chosen, flags)
         if database is not None and self._examples is not None:
             database, chosen, flags = self._recovered(database, chosen, flags, copies)
-        if database is None:
-            return _Compiled(None, [], [])
-        read = {i for i, _ in chosen}
-        copies = {copy: original for copy, original in copies.items() if original in read}
-        exact = {i for i in exact_on_ascii if i in read}
-        return _Compiled(hyperscan.dumpb(database), sorted(read.union(copies)),
-                         sorted(exact.union(c for c, o in copies.items() if o in exact)), copies)
+        return database, chosen, flags
 
     def _recovered(self, database: Any, chosen: list[tuple[int, bytes]], flags: list[int], copies: dict[int, int]
                    ) -> tuple[Any, list[tuple[int, bytes]], list[int]]:
