@@ -75,7 +75,7 @@ def main() -> int:
         scanner = scanners[name]
         chosen, flags = scanner.expressions()
         whole = _time(chosen, flags, texts, args.runs)
-        print(f"\n{name}: {len(chosen)} patterns, {whole * 1000:.1f} ms, {mb / whole:.1f} MB/s")
+        print(f"\n{name}: {len(chosen)} expressions, {whole * 1000:.1f} ms, {mb / whole:.1f} MB/s")
         alone = sorted(((_time([item], [f], texts, args.runs), at) for at, (item, f) in enumerate(zip(chosen, flags))),
                        reverse=True)
         print(f"  {'alone ms':>8} {'saved ms':>8} {'saved':>6}  pattern (start of match asked: *)")

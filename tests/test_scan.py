@@ -273,7 +273,7 @@ def test_a_line_run_opening_a_later_alternative_is_found_beside_another(tmp_path
 def test_expression_items(pattern: str, line: str, matches: bool) -> None:
     written = expression(pattern, regex.IGNORECASE)
     assert written is not None
-    body, exact = written
+    (body,), exact = written
     assert exact == (pattern in ("a\\sb", "[^x]y", "K", "é", "foo$"))
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK) if hyperscan else None
     if database is None:
@@ -296,7 +296,7 @@ def test_expression_items(pattern: str, line: str, matches: bool) -> None:
 def test_a_leading_run_of_any_characters_is_left_out(pattern: str, exact: bool, anchored: bool) -> None:
     written = expression(pattern)
     assert written is not None
-    body, is_exact = written
+    (body,), is_exact = written
     assert is_exact == exact and body.startswith(b"^") == anchored
     lines = ["x foo", "foo", "  foo y", "food", "nothing", "bar foo"]
     scanner = LineScanner([pattern], 0, "hyperscan")
@@ -336,6 +336,37 @@ def test_a_common_start_before_a_run_is_left_out(pattern: str, exact: bool) -> N
     assert checked.scan(_RUNTIME_LINES)[0] == truth
 
 
+# Windows crash records as WER, Event Viewer and Visual Studio print them: one branch of the crash-module pattern
+# starts a line with a run (WER's `  P4: module`), the others do not
+_CRASH_LINES = [
+    "Problem signature:",
+    "  P4: amdhip64_6.dll",
+    "Fault Module Name:\tamdhip64.dll",
+    "Unhandled exception at 0x00007FFB2C1A3D10 (amdhip64_6.dll) in python.exe: 0xC0000005",
+    "  P4: kernel32.dll",
+    "xP4: amdhip64.dll",
+    "  P4: amdhip64.dll  Exception Module: amdhip64.dll",  # both kinds of branch in one line: one report
+]
+
+
+@needs_hyperscan
+def test_a_line_start_run_branch_is_read_apart() -> None:
+    """A pattern one of whose leading branches starts a line with a run is two Hyperscan expressions under its id:
+    only that branch is asked for its start of match (which cost the whole crash-module pattern a third of the
+    anchors' pass); together they find its lines, each once and in order, and stay exact."""
+    db = load(ROOT / "signatures")
+    anchors = db.prefilters.groups[0]
+    pattern = next(p for p in anchors.patterns if p.startswith("(?i)(?:(?:Unhandled exception"))
+    written = expression(pattern, anchors.flags, anchors.module)
+    assert written is not None and len(written[0]) == 2 and written[1]
+    scanner = LineScanner([pattern], anchors.flags, "hyperscan", module=anchors.module)
+    chosen, flags = scanner.expressions()
+    som = hyperscan.HS_FLAG_SOM_LEFTMOST
+    assert [index for index, _ in chosen] == [0, 0] and [bool(f & som) for f in flags] == [False, True]
+    truth = [i for i, line in enumerate(_CRASH_LINES) if regex.search(pattern, line, anchors.flags)]
+    assert truth == [1, 2, 3, 6] and scanner.by_hyperscan == [0] and scanner.scan(_CRASH_LINES)[0] == truth
+
+
 _TEMPLATE_ARGS = "256, 128, 128, 32, 8, 8, 128, 128, 32, 2, Default, ASpecDefault, B0SpecDefault, CSpecDefault"
 
 
@@ -349,7 +380,7 @@ def test_any_character_runs_find_long_lines(line: str) -> None:
     written = expression(r"\bDevice\w{3,80}<.{0,600}?>\s*does not support this problem", regex.IGNORECASE)
     assert written is not None
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(expressions=[written[0]], ids=[0], elements=1, flags=[hyperscan.HS_FLAG_MULTILINE])
+    database.compile(expressions=written[0], ids=[0], elements=1, flags=[hyperscan.HS_FLAG_MULTILINE])
     ends: list[int] = []
     database.scan(line.encode() + b"\n", match_event_handler=lambda *a: ends.append(a[2]))
     assert ends

@@ -240,16 +240,51 @@ class _Writer:
         return b"{%d}" % low if low == high else b"{%d,%d}" % (low, high)
 
 
+def _apart(items: list) -> list[list]:
+    """The pattern as parts that together match what it matches: where it starts with a group some of whose
+    branches start a line with a run (``^\\s*P4\\s*:``) and others do not, the two kinds apart. Hyperscan must
+    be asked for the start of match of the first kind (see scanner.py), which costs it dearly on the others:
+    the Windows crash-module pattern took a third of the anchors' pass so."""
+    skip = next((at for at, (op, _) in enumerate(items) if op not in (C.AT, C.ASSERT, C.ASSERT_NOT)), len(items))
+    if skip == len(items):
+        return [items]
+    op, av = items[skip]
+    if op == C.SUBPATTERN and len(av[3]) == 1 and av[3][0][0] == C.BRANCH:
+        group, branches = av, av[3][0][1][1]  # a group of its own (flags, a capture) around the branches
+    elif op == C.BRANCH:
+        group, branches = None, av[1]
+    else:
+        return [items]
+    runs = [branch for branch in branches if _starts_line_with_run(branch)]
+    if not runs or len(runs) == len(branches):
+        return [items]
+    rest = [branch for branch in branches if not _starts_line_with_run(branch)]
+
+    def part(kind: list) -> list:
+        branch = (C.BRANCH, (None, kind))
+        return [*items[:skip], branch if group is None else (op, (*group[:3], [branch])), *items[skip + 1:]]
+
+    return [part(rest), part(runs)]
+
+
+def _starts_line_with_run(items) -> bool:
+    """Whether a sequence starts at a line's start with an open run (``^\\s*``, ``^ +``)."""
+    kept = [(op, av) for op, av in items if op not in (C.ASSERT, C.ASSERT_NOT)]
+    return (len(kept) > 1 and kept[0][0] == C.AT and kept[0][1] in _LINE_START and kept[1][0] in REPEATS
+            and kept[1][1][1] == C.MAXREPEAT)
+
+
 def _shortest(literals: set[tuple[str, bool]]) -> int:
     return min(len(text) for text, _ in literals)
 
 
-def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[bytes, bool] | None:
-    """The Hyperscan expression (MULTILINE, no other flag) for ``pattern`` searched on ASCII lines, and
-    whether it is exact there (matches no line the pattern does not); None when it cannot be written.
+def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[list[bytes], bool] | None:
+    """The Hyperscan expressions (MULTILINE, no other flag) for ``pattern`` searched on ASCII lines: usually one,
+    two where a part of it is best read apart (``_apart``), which together match what it may; and whether
+    they are exact there (match no line the pattern does not); None when it cannot be written.
 
-    It matches on to the end of the line and its newline, so Hyperscan reports each line once,
-    at the same offset for every match in it (it reports an expression once per end offset).
+    Each matches on to the end of the line and its newline, so Hyperscan reports each line once an
+    expression, at the same offset for every match in it (it reports an expression once per end offset).
     ``flags`` are the Python flags the pattern is compiled with by ``module`` (``re`` or
     ``regex``); only IGNORECASE changes what a line may match.
     """
@@ -257,7 +292,8 @@ def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[byt
         tree = _parser.parse(pattern, flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE))
         writer = _Writer(module)
         ignorecase = bool((flags | tree.state.flags) & re.IGNORECASE)
-        body = writer.sequence(writer.leading(writer.unanchored(list(tree), ignorecase), ignorecase), ignorecase, _REST)
+        items = writer.leading(writer.unanchored(list(tree), ignorecase), ignorecase)
+        bodies = [writer.sequence(part, ignorecase, _REST) for part in _apart(items)]
     except (re.error, ValueError, RecursionError, OverflowError, Unsupported):
         return None
-    return body, writer.exact
+    return bodies, writer.exact

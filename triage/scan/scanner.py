@@ -9,8 +9,9 @@ Two engines give the same answers downstream:
 
 - ``hyperscan`` (the optional ``hyperscan`` package): each pattern is written as a Hyperscan
   expression that matches at least where Python's regex does on ASCII lines and goes on to the
-  line's end (expression.py), so that each pattern reports a line once, at its newline. One
-  scan of the bytes finds every pattern's lines. A line holding other characters, which Hyperscan
+  line's end (expression.py), so that each pattern reports a line once, at its newline (a pattern
+  written as two expressions may report it twice: its lines are made unique). One scan of the
+  bytes finds every pattern's lines. A line holding other characters, which Hyperscan
   reads with other case rules and classes, is also searched the Python way below.
 - ``python``: the literals each pattern cannot match without (literals.py) are searched for,
   the caseless ones in the case-folded text (see ``_Literals``); a pattern without such
@@ -32,7 +33,7 @@ import os
 import re
 import threading
 from bisect import bisect_left
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from itertools import accumulate, compress, count, repeat
 from operator import add, not_
@@ -199,12 +200,13 @@ class _Literals:
 class _Compiled:
     """A scanner's Hyperscan side: the serialized database and which patterns it reads (picklable). ``copies``:
     each pattern that repeats an earlier one of the scanner (signatures share their AMD-evidence regexes) -> that
-    earlier one, which alone is in the database: a repeat is a second report of every line, from C into Python."""
+    earlier one, which alone is in the database: a repeat is a second report of every line, from C into Python.
+    ``apart``: the patterns read by two expressions (see expression.py), whose lines may come twice and out of order."""
 
     def __init__(self, data: bytes | None, by_hyperscan: list[int], exact_on_ascii: list[int],
-                 copies: dict[int, int] | None = None) -> None:
+                 copies: dict[int, int] | None = None, apart: list[int] | None = None) -> None:
         self.data, self.by_hyperscan, self.exact_on_ascii = data, by_hyperscan, exact_on_ascii
-        self.copies = copies or {}
+        self.copies, self.apart = copies or {}, apart or []
 
 
 class LineScanner:
@@ -344,8 +346,9 @@ class LineScanner:
         read = {i for i, _ in chosen}
         copies = {copy: original for copy, original in copies.items() if original in read}
         exact = {i for i in exact_on_ascii if i in read}
+        twice = {index for index, count in Counter(index for index, _ in chosen).items() if count > 1}
         return _Compiled(hyperscan.dumpb(database), sorted(read.union(copies)),
-                         sorted(exact.union(c for c, o in copies.items() if o in exact)), copies)
+                         sorted(exact.union(c for c, o in copies.items() if o in exact)), copies, sorted(twice))
 
     def expressions(self) -> tuple[list[tuple[int, bytes]], list[int]]:
         """The (pattern, Hyperscan expression) pairs this scanner's database is compiled from, and their flags, as a
@@ -355,8 +358,8 @@ class LineScanner:
         return chosen, flags
 
     def _written(self) -> tuple[list[tuple[int, bytes]], list[int], dict[int, int]]:
-        """(pattern, expression) for each pattern Hyperscan can read (a repeated one once), the patterns whose
-        expression is exact on ASCII lines, and each repeated pattern's first."""
+        """(pattern, expression) for each pattern Hyperscan can read (a repeated one once; a few have two), the
+        patterns whose expressions are exact on ASCII lines, and each repeated pattern's first."""
         from triage.scan.expression import expression  # only to build a database: a run that reads one needs none
 
         chosen: list[tuple[int, bytes]] = []
@@ -369,7 +372,7 @@ class LineScanner:
                 continue
             written = expression(pattern, self.flags, self.module)
             if written is not None:
-                chosen.append((index, written[0]))
+                chosen.extend((index, body) for body in written[0])
                 if written[1]:
                     exact_on_ascii.append(index)
         return chosen, exact_on_ascii, copies
@@ -387,7 +390,9 @@ class LineScanner:
                 break
             flags = [f if (fallback and f != _SOM) or _hyperscan_database([item], [f]) is not None else fallback
                      for item, f in zip(chosen, flags)]
-            chosen, flags = [item for item, f in zip(chosen, flags) if f], [f for f in flags if f]
+            refused = {index for (index, _), f in zip(chosen, flags) if not f}  # all of a pattern's expressions go
+            kept = [at for at, (index, _) in enumerate(chosen) if index not in refused]
+            chosen, flags = [chosen[at] for at in kept], [flags[at] for at in kept]
             database = _hyperscan_database(chosen, flags)
         if database is not None and self._examples is not None:
             database, chosen, flags = self._recovered(database, chosen, flags, copies)
@@ -454,6 +459,7 @@ class LineScanner:
         self._ascii_exact = set(built.exact_on_ascii)
         self._hs = hyperscan.loadb(built.data, hyperscan.HS_MODE_BLOCK) if built.data else None
         self._copies = built.copies
+        self._apart = built.apart
 
     def _build(self) -> None:
         """The state that does not pickle, made empty: everything is built on first use."""
@@ -470,6 +476,7 @@ class LineScanner:
         self._checks: dict[int, Any] = {}  # an exact pattern compiled when it first has candidates to check
         self._ascii_exact: set[int] = set()
         self._copies: dict[int, int] = {}
+        self._apart: list[int] = []
 
     def compile_with(self, compile: Callable[[str], Any]) -> None:
         """Have ``compile`` (the owner's memo of compiled patterns, which compiles them as the owner does) give
@@ -590,6 +597,9 @@ class LineScanner:
             line_of = _line_of(data, b"\n")  # few: count the newlines before each, in one pass
             for end, pattern in sorted((end, pattern) for pattern, at in ends.items() for end in at):
                 out[pattern].append(line_of(end) - 1)
+        for pattern in self._apart:
+            if len(out[pattern]) > 1:
+                out[pattern] = sorted(set(out[pattern]))
         for copy, original in self._copies.items():
             if ends.get(original):
                 out[copy].extend(out[original])
