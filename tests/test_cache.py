@@ -160,7 +160,7 @@ def test_a_long_text_builds_the_hyperscan_database(tmp_path, monkeypatch) -> Non
     monkeypatch.setattr(scan, "COMPILE_AFTER", 100)
     scanner = scan.LineScanner([r"memory access fault by gpu"], regex.IGNORECASE)
     short = ["x"] * 10
-    assert scanner.scan(short) == [[]] and scanner._hs is None
+    assert scanner.scan(short) == [()] and scanner._hs is None
     long = ["Memory access fault by GPU node-1"] + ["ordinary line"] * 20
     assert scanner.scan(long) == [[0]] and scanner._hs is not None
     assert _cached_kinds(tmp_path) == ["hyperscan", "literals"]
@@ -182,7 +182,7 @@ def test_a_scanner_of_few_patterns_builds_its_database_sooner(tmp_path, monkeypa
     few = scan.LineScanner([r"memory access fault", r"\bhip\w+ failed"], regex.IGNORECASE)
     many = scan.LineScanner([rf"needle number {n}\b" for n in range(200)], regex.IGNORECASE)
     for _ in range(3):
-        assert few.scan(lines) == [[], []] and many.scan(lines) == [[]] * 200
+        assert few.scan(lines) == [(), ()] and many.scan(lines) == [()] * 200
     assert few._hs is not None and many._hs is None
 
 

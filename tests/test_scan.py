@@ -128,7 +128,7 @@ def test_hyperscan_hands_on_only_the_matching_lines_of_exact_patterns() -> None:
     candidates = scanner.scan(ascii_lines)
     for index, pattern in enumerate(patterns):
         compiled = regex.compile(pattern, regex.IGNORECASE)
-        assert candidates[index] == [i for i, line in enumerate(ascii_lines) if compiled.search(line)], pattern
+        assert list(candidates[index]) == [i for i, line in enumerate(ascii_lines) if compiled.search(line)], pattern
 
 
 @needs_hyperscan
@@ -301,7 +301,7 @@ def test_a_leading_run_of_any_characters_is_left_out(pattern: str, exact: bool, 
     lines = ["x foo", "foo", "  foo y", "food", "nothing", "bar foo"]
     scanner = LineScanner([pattern], 0, "hyperscan")
     assert scanner.by_hyperscan == [0]
-    found, truth = scanner.scan(lines)[0], [i for i, line in enumerate(lines) if regex.search(pattern, line)]
+    found, truth = list(scanner.scan(lines)[0]), [i for i, line in enumerate(lines) if regex.search(pattern, line)]
     assert set(truth) <= set(found) and (found == truth or not exact)  # a widened pattern's lines may be more
 
 
@@ -330,7 +330,7 @@ def test_a_common_start_before_a_run_is_left_out(pattern: str, exact: bool) -> N
     truth = [i for i, line in enumerate(_RUNTIME_LINES) if regex.search(pattern, line)]
     scanner = LineScanner([pattern], 0, "hyperscan")
     assert scanner.by_hyperscan == [0]
-    found = scanner.scan(_RUNTIME_LINES)[0]
+    found = list(scanner.scan(_RUNTIME_LINES)[0])
     assert set(truth) <= set(found) and (found == truth) == exact  # widened: the loader's line is a candidate
     checked = LineScanner([pattern], 0, "hyperscan", exact=[0])  # asked exactly, the pattern checks its candidates
     assert checked.scan(_RUNTIME_LINES)[0] == truth
@@ -496,4 +496,4 @@ def test_a_pattern_is_found_beside_another_that_starts_alike() -> None:
              "\tlibtinfo.so.5 => not found"]
     scanner = LineScanner(patterns, regex.MULTILINE | regex.IGNORECASE, "hyperscan")
     assert scanner._compiled_hyperscan(build=True) is not None and scanner.by_hyperscan == [0, 1]
-    assert scanner.scan(lines) == [[], [2]]
+    assert scanner.scan(lines) == [(), [2]]

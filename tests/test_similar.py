@@ -92,3 +92,28 @@ def test_the_index_read_back_from_the_cache_ranks_as_one_built_from_the_file(tmp
     changed = load_index(tmp_path)
     assert changed is not None and len(changed.cases) == 1
     similar._load.cache_clear()
+
+
+def test_the_nearest_are_those_of_the_weighted_jaccard_over_every_case() -> None:
+    """Only the cases sharing a feature are scored, and a case whose sums cannot reach the minimum is not summed
+    again: the answer is still the definition's, worked out over every case of the index."""
+    index = load_index(data_dir("signatures"))
+    assert index is not None
+
+    def weight(feature: str) -> float:
+        return index.weight.get(feature, index.heaviest)
+
+    def by_definition(feats: frozenset[str], shown: int, minimum: float) -> list[tuple[str, float]]:
+        scored = []
+        for (name, *_, theirs), total in zip(index.cases, index.totals):
+            shared = sum(weight(f) for f in feats & theirs)
+            if shared and (score := shared / (sum(map(weight, feats)) + total - shared)) >= minimum:
+                scored.append((-round(score, 2), name))
+        return [(name, -score) for score, name in sorted(scored)[:shown]]
+
+    for number in range(0, len(index.cases), 7):
+        theirs = sorted(index.cases[number][4])
+        feats = frozenset(theirs[::2] + ["t:a template no case has"])
+        for shown, minimum in ((3, MINIMUM), (10, 0.0), (5, 0.4)):
+            got = [(s.case, s.score) for s in nearest(feats, index, shown, minimum)]
+            assert got == by_definition(feats, shown, minimum), index.cases[number][0]

@@ -83,13 +83,15 @@ class Lines:
                 self._joined = [(artifact.lines, artifact.text, [0], [artifact]) for artifact in readable]
         return self._joined
 
-    def _read(self, scanner: LineScanner, places: Sequence[tuple[int, int]], groups: set[int]) -> None:
-        """Scan every artifact; pattern ``i`` of the scanner is pattern ``places[i]`` of its group. Only the
-        given groups take what was found (a group read before keeps its lines, not a second copy of them)."""
+    def _read(self, scanner: LineScanner, places: Sequence[tuple[int, int]] | None, groups: set[int]) -> None:
+        """Scan every artifact; pattern ``i`` of the scanner is pattern ``places[i]`` of its group (None: pattern
+        ``i`` of the one group given, without a list of its thousand places made on every read). Only the given
+        groups take what was found (a group read before keeps its lines, not a second copy of them)."""
+        own = next(iter(groups)) if places is None else -1
         for lines, text, starts, artifacts in self._texts():
             for index, found in enumerate(scanner.scan(lines, text)):
                 if found:
-                    group, pattern = places[index]
+                    group, pattern = (own, index) if places is None else places[index]
                     if group in groups:
                         into = self._candidates[group].setdefault(pattern, [])  # type: ignore[union-attr]
                         # the joined text's lines back to their artifacts and their lines there (found is sorted)
@@ -109,7 +111,7 @@ class Lines:
             self._separate += group > 0
             found = self._candidates[group] = {}
             scanner = self._prefilters.groups[group]
-            self._read(scanner, [(group, i) for i in range(len(scanner.patterns))], {group})
+            self._read(scanner, None, {group})
         return found
 
     def _together_pays(self) -> bool:

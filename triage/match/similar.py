@@ -16,8 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from collections import Counter
-from operator import itemgetter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from triage.digest import sha256
@@ -49,10 +48,23 @@ class Index:
     cases: tuple[tuple[str, str, str, str, frozenset[str]], ...]  # name, class, conclusion, source, features
     weight: dict[str, float]
     # Worked out at load: each case's summed weight (in the order a sum over its features always took). Which cases
-    # share a feature with a case is asked of each case's set (a C-level test): a table of them cost a warm single
-    # triage more to read from the cache than the tests take.
+    # hold each feature (``postings``) is worked out in the process: read from the cache, that table cost a warm
+    # single triage more than making it does.
     totals: tuple[float, ...] = ()
     heaviest: float = 1.0  # the weight of a feature no case has
+
+    @functools.cached_property
+    def postings(self) -> dict[str, tuple[int, ...]]:
+        """Each feature -> the cases that hold it, in order: made once a process when first asked (a corpus run asks
+        for every case), and not kept in the cache (see ``totals``)."""
+        holding: dict[str, list[int]] = {}
+        for number, (*_, feats) in enumerate(self.cases):
+            for feature in feats:
+                holding.setdefault(feature, []).append(number)
+        return {feature: tuple(numbers) for feature, numbers in holding.items()}
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "postings"}
 
 
 def features(case: Case, diagnoses: list[Diagnosis]) -> frozenset[str]:
@@ -134,10 +146,16 @@ def nearest(feats: frozenset[str], index: Index | None, shown: int = SHOWN, mini
     default = index.heaviest
     weight_of = {f: index.weight.get(f, default) for f in feats}  # looked up once, then summed by C-level maps
     mine = sum(weight_of.values())
+    about: defaultdict[int, float] = defaultdict(float)  # each case sharing a feature -> the weight shared, summed
+    postings = index.postings
+    for feature, weight in weight_of.items():
+        for number in postings.get(feature, ()):
+            about[number] += weight
     scored = []
-    isolated = map(feats.isdisjoint, map(itemgetter(4), index.cases))
-    sharing = [number for number, alone in enumerate(isolated) if not alone]  # the cases with a common feature, in order
-    for number in sharing:
+    for number in sorted(about):
+        if about[number] / (mine + index.totals[number] - about[number]) < minimum - 1e-9:
+            continue
+        # summed again as it always was: the sums' order decides a score's last bits, and so its rounding
         name, klass, conclusion, source, theirs = index.cases[number]
         shared = sum(map(weight_of.__getitem__, feats & theirs))
         score = shared / (mine + index.totals[number] - shared)

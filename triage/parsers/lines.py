@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from triage import deadline
 from triage.digest import sha256
@@ -203,7 +203,7 @@ class Needles:
         found = self._pass.scan(artifact)
         return {needle: set(found[slot]) for needle, slot in zip(self._given, self.slots)}
 
-    def lines(self, artifact: Artifact) -> list[int]:
+    def lines(self, artifact: Artifact) -> Sequence[int]:
         """Indexes of the artifact's lines holding one of the needles, in order (a parser's start: the
         analysis's deadline is checked here)."""
         deadline.check("parsing")
@@ -244,7 +244,7 @@ class _Pass:
         self._local = threading.local()
         self._generation = 0  # a needle added makes every memo stale (it holds no slot for it)
 
-    def _last(self) -> tuple[list[str] | None, int, int, list[list[int]]]:
+    def _last(self) -> tuple[list[str] | None, int, int, list[Sequence[int]]]:
         return getattr(self._local, "last", (None, 0, -1, []))
 
     def add(self, patterns: list[str], exact: bool) -> range:
@@ -270,7 +270,7 @@ class _Pass:
             self._scanner = scanner
         return self._scanner
 
-    def scan(self, artifact: Artifact) -> list[list[int]]:
+    def scan(self, artifact: Artifact) -> list[Sequence[int]]:
         """For each needle, its lines in the artifact (kept for the parsers that ask next)."""
         lines = artifact.lines
         last = self._last()
@@ -311,7 +311,7 @@ class Walk:
     command introduced goes on over lines that hold none of the parser's needles.
     """
 
-    def __init__(self, candidates: list[int], count: int) -> None:
+    def __init__(self, candidates: Sequence[int], count: int) -> None:
         self._candidates, self._count, self._follow = candidates, count, False
 
     def follow(self) -> None:

@@ -25,6 +25,8 @@ outranks both.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from triage.lazy import lazy
 from triage.model import Artifact, Case, Where
 from triage.parsers.lines import Needles, readable
@@ -65,7 +67,7 @@ def parse(artifact: Artifact, case: Case) -> None:
         case.add_fact("date", crash[1], crash[0], artifact.lines[crash[0].line - 1].strip(), _CRASH_LINE_SCORE)
 
 
-def _first(artifact: Artifact, case: Case, indexes: list[int]) -> tuple[Where, str] | None:
+def _first(artifact: Artifact, case: Case, indexes: Sequence[int]) -> tuple[Where, str] | None:
     """Where and what day the first of these lines gives, skipping the manifest and software dates."""
     for index in indexes:
         text = artifact.lines[index]

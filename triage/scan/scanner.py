@@ -474,6 +474,7 @@ class LineScanner:
         self._everywhere = list(range(len(self.patterns)))
         self._ways: dict[tuple[int, ...], tuple[_Literals, dict[int, Any]]] = {}
         self._checks: dict[int, Any] = {}  # an exact pattern compiled when it first has candidates to check
+        self._exact = frozenset(self.exact)
         self._ascii_exact: set[int] = set()
         self._copies: dict[int, int] = {}
         self._apart: list[int] = []
@@ -530,14 +531,15 @@ class LineScanner:
 
     # -- scanning ---------------------------------------------------------------------------------
 
-    def scan(self, lines: Sequence[str], text: str | None = None) -> list[list[int]]:
-        """For each pattern, the sorted indexes of the lines (``text`` is them joined by newlines) it may match."""
+    def scan(self, lines: Sequence[str], text: str | None = None) -> list[Sequence[int]]:
+        """For each pattern, the sorted indexes of the lines (``text`` is them joined by newlines) it may match
+        (an empty tuple where none: most of a scanner's patterns match no line)."""
         if text is None:
             text = "\n".join(lines)
         out, ascii_exact = self._candidates(lines, text)
         ascii_text = text.isascii()
-        for index in self.exact:
-            if not out[index] or (ascii_text and index in ascii_exact):
+        for index in [index for index, found in out.items() if found and index in self._exact]:
+            if ascii_text and index in ascii_exact:
                 continue
             if index not in self._checks:
                 self._checks[index] = self._compiled(index)
@@ -547,11 +549,15 @@ class LineScanner:
                 out[index] = [i for i in out[index] if pattern.search(lines[i][:WIDE_CHARS])]
             else:  # Hyperscan's answer stands for the ASCII lines
                 out[index] = [i for i in out[index] if lines[i].isascii() or pattern.search(lines[i][:WIDE_CHARS])]
-        return out
+        every: list[Sequence[int]] = [()] * len(self.patterns)
+        for index, found in out.items():
+            if found:
+                every[index] = found
+        return every
 
-    def _candidates(self, lines: Sequence[str], text: str) -> tuple[list[list[int]], set[int]]:
-        """Each pattern's candidate lines, and the patterns whose ASCII candidates are exact."""
-        out: list[list[int]] = [[] for _ in self.patterns]
+    def _candidates(self, lines: Sequence[str], text: str) -> tuple[defaultdict[int, list[int]], set[int]]:
+        """The patterns' candidate lines (pattern -> lines), and the patterns whose ASCII candidates are exact."""
+        out: defaultdict[int, list[int]] = defaultdict(list)
         if not lines:
             return out, set()
         self._read += len(text)
@@ -564,10 +570,10 @@ class LineScanner:
             self._python(lines, range(len(lines)), text, tuple(self._everywhere), out)
         if not text.isascii():
             wide = _derived(text).wide(lines)
-            extra: list[list[int]] = [[] for _ in self.patterns]
+            extra: defaultdict[int, list[int]] = defaultdict(list)
             self._python([line[:WIDE_CHARS] for line in lines] if any(len(lines[i]) > WIDE_CHARS for i in wide) else lines,
                          wide, "\n".join(lines[i][:WIDE_CHARS] for i in wide), tuple(built.by_hyperscan), extra)
-            for index, more in enumerate(extra):
+            for index, more in extra.items():
                 if more:
                     out[index] = sorted(set(out[index]).union(more))
         return out, self._ascii_exact
@@ -579,7 +585,7 @@ class LineScanner:
             scratch = self._local.scratch = hyperscan.Scratch(self._hs)
         return scratch
 
-    def _hyperscan(self, lines: Sequence[str], text: str, out: list[list[int]]) -> None:
+    def _hyperscan(self, lines: Sequence[str], text: str, out: defaultdict[int, list[int]]) -> None:
         derived = _derived(text)
         data = derived.data()
         # pattern -> where each of its matches ends, just after its line's newline (few of a scanner's patterns match)
@@ -598,14 +604,14 @@ class LineScanner:
             for end, pattern in sorted((end, pattern) for pattern, at in ends.items() for end in at):
                 out[pattern].append(line_of(end) - 1)
         for pattern in self._apart:
-            if len(out[pattern]) > 1:
+            if len(out.get(pattern, ())) > 1:
                 out[pattern] = sorted(set(out[pattern]))
         for copy, original in self._copies.items():
             if ends.get(original):
                 out[copy].extend(out[original])
 
     def _python(self, lines: Sequence[str], which: Sequence[int], text: str, patterns: tuple[int, ...],
-                out: list[list[int]]) -> None:
+                out: defaultdict[int, list[int]]) -> None:
         """The Python way, on the lines ``which`` (``text`` is them joined) for ``patterns``; adds to ``out``."""
         if not which or not patterns:
             return
