@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import repeat
 
 from triage.lazy import lazy
 from triage.model import Artifact
@@ -71,6 +72,7 @@ _ANY = lazy(r"\n(?:[A-Z][a-z]{2} +\d|\[?\d{4}-\d\d-\d\d[T ]|\[pod/|> | {7}> |-? 
 # node's gdb backtrace after a crash). Cut only where most lines carry one and the numbers repeat (a numbered list or
 # grep -n counts up instead).
 _TASK = lazy(r"(?:(?P<task>\d{1,5}): |\[(?P<node>\d{1,5})\] )")
+_FIRST = slice(0, 1)
 # One JSON object a line, the program's line in one field: Docker's json-file log driver ("log"), `journalctl -o json`
 # ("MESSAGE"), structured loggers ("message", "msg"). Read as the field's text where most lines are such objects.
 _JSON_FIELDS = ("log", "MESSAGE", "message", "msg")
@@ -141,10 +143,17 @@ def _numbers(lines: list[str]) -> list[int]:
 def _tasks(lines: list[str]) -> list[int]:
     """How many leading characters of each line are a task or node label (srun's "0: ", GASNet's "[42] "), where most
     lines carry one and they repeat."""
+    # a label starts its line with a digit or "[": where too few lines do, no regex is tried on each (tests made in C)
+    firsts = list(map(str.__getitem__, lines, repeat(_FIRST)))
+    labelled = sum(map(str.isdecimal, firsts)) + firsts.count("[")
+    if labelled < _NUMBERED_MIN_LINES:
+        return []
+    least = max(_NUMBERED_MIN_LINES, _NUMBERED_SHARE * sum(map(bool, map(str.strip, lines))))
+    if labelled < least:
+        return []
     found = [_TASK.match(line) for line in lines]
     tasks = [m["task"] or m["node"] for m in found if m]
-    filled = sum(1 for line in lines if line.strip())
-    if len(tasks) < max(_NUMBERED_MIN_LINES, _NUMBERED_SHARE * filled) or len(set(tasks)) * 2 > len(tasks):
+    if len(tasks) < least or len(set(tasks)) * 2 > len(tasks):
         return []
     return [m.end() if m else 0 for m in found]
 
