@@ -367,6 +367,20 @@ def test_a_line_start_run_branch_is_read_apart() -> None:
     assert truth == [1, 2, 3, 6] and scanner.by_hyperscan == [0] and scanner.scan(_CRASH_LINES)[0] == truth
 
 
+@needs_hyperscan
+def test_a_pattern_read_apart_goes_the_python_way_whole_when_hyperscan_refuses_a_part() -> None:
+    """Hyperscan refuses the second branch's expression (64 repeats of runs of alternatives) and takes the first: the
+    pattern is then left to the Python way whole, not read by the part Hyperscan took (which would lose the lines
+    only the refused branch matches)."""
+    pattern = r"(?:^\s*P4\s*:\s*|(?:(?:a|bc){1,64}(?:d|ef){1,64}){64})amdhip64"
+    written = expression(pattern)
+    assert written is not None and len(written[0]) == 2
+    scanner = LineScanner([pattern, r"\bamdhip64\.dll\b"], 0, "hyperscan")
+    assert scanner.by_hyperscan == [1]
+    lines = ["  P4: amdhip64.dll", "ad" * 64 + "amdhip64", "nothing here"]
+    assert scanner.scan(lines) == [[0, 1], [0]]
+
+
 _TEMPLATE_ARGS = "256, 128, 128, 32, 8, 8, 128, 128, 32, 2, Default, ASpecDefault, B0SpecDefault, CSpecDefault"
 
 
