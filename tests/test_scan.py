@@ -114,7 +114,7 @@ def test_no_line_a_pattern_matches_is_hidden(engine: str, which: str) -> None:
         compiled = module.compile(pattern, flags)
         truly = {i for i, line in enumerate(LINES) if compiled.search(line)}
         assert truly <= set(candidates[index]), (pattern, sorted(truly - set(candidates[index]))[:5])
-        assert candidates[index] == sorted(set(candidates[index]))
+        assert list(candidates[index]) == sorted(set(candidates[index]))
 
 
 @needs_hyperscan
@@ -333,7 +333,7 @@ def test_a_common_start_before_a_run_is_left_out(pattern: str, exact: bool) -> N
     found = list(scanner.scan(_RUNTIME_LINES)[0])
     assert set(truth) <= set(found) and (found == truth) == exact  # widened: the loader's line is a candidate
     checked = LineScanner([pattern], 0, "hyperscan", exact=[0])  # asked exactly, the pattern checks its candidates
-    assert checked.scan(_RUNTIME_LINES)[0] == truth
+    assert list(checked.scan(_RUNTIME_LINES)[0]) == truth
 
 
 # Windows crash records as WER, Event Viewer and Visual Studio print them: one branch of the crash-module pattern
