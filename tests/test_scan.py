@@ -179,7 +179,7 @@ def _example_lines() -> list[str]:
 def test_every_shipped_database_finds_every_line_its_patterns_match() -> None:
     """Each Hyperscan database as shipped (the anchors, each signature's support, all support together) against
     its patterns' own regexes on the signatures' examples and the real lines: Hyperscan 5.4 lost an ldd line in
-    the support read together once (see scanner._LINE_RUN); a pattern combination that loses one again fails here.
+    the support read together once (see scanner._SOM); a pattern combination that loses one again fails here.
     Each line is read again behind a journal's prefix: Hyperscan 5.4 also lost, for some expressions alone, every
     match that began some 20 bytes or more into the text it scanned (a cross-compiler's `x86_64-pc-linux-gnu-g++:
     error:`, any such line after the first ones), while finding one at the very start."""
@@ -273,7 +273,7 @@ def test_a_line_run_opening_a_later_alternative_is_found_beside_another(tmp_path
 def test_expression_items(pattern: str, line: str, matches: bool) -> None:
     written = expression(pattern, regex.IGNORECASE)
     assert written is not None
-    (body,), exact = written
+    ((body, _),), exact = written
     assert exact == (pattern in ("a\\sb", "[^x]y", "K", "é", "foo$"))
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK) if hyperscan else None
     if database is None:
@@ -296,7 +296,7 @@ def test_expression_items(pattern: str, line: str, matches: bool) -> None:
 def test_a_leading_run_of_any_characters_is_left_out(pattern: str, exact: bool, anchored: bool) -> None:
     written = expression(pattern)
     assert written is not None
-    (body,), is_exact = written
+    ((body, _),), is_exact = written
     assert is_exact == exact and body.startswith(b"^") == anchored
     lines = ["x foo", "foo", "  foo y", "food", "nothing", "bar foo"]
     scanner = LineScanner([pattern], 0, "hyperscan")
@@ -349,6 +349,27 @@ _CRASH_LINES = [
 ]
 
 
+@pytest.mark.parametrize("pattern,runs", [
+    (r"^\s*foo\b", [True]),
+    (r"^ {2,}from \S+", [True]),  # open whatever it needs first
+    (r"^[^\n]{0,80}?[$>]\s*rocminfo\b", [True]),  # a count above 64 is written open
+    (r"^[^\n]{0,8}?[$>]\s*rocminfo\b", [False]),
+    (r"^foo\s*bar", [False]),  # the run is not at the line's start
+    (r"^.*foo\b", [False]),  # a leading run of any characters is left out
+    (r"(?:Exception Module:\s*|^\s*P4:\s*)amdhip64", [False, True]),  # read apart, one asked for its start
+    (r"((?:^\s*P4|x)y)amdhip64", [True]),  # in a branch of a group the pattern's group starts with
+])
+def test_expressions_that_start_a_line_with_a_run_are_asked_for_their_start(pattern: str, runs: list[bool]) -> None:
+    """Which written expressions start a line with an open run is said once, on the parsed pattern, and the scanner
+    asks exactly those for their start of match (the Hyperscan 5.4 loss of scanner._SOM)."""
+    written = expression(pattern)
+    assert written is not None and [part.line_run for part in written[0]] == runs
+    if hyperscan is None:
+        pytest.skip("hyperscan is not installed")
+    _, flags = LineScanner([pattern], 0, "hyperscan").expressions()
+    assert [bool(f & hyperscan.HS_FLAG_SOM_LEFTMOST) for f in flags] == runs
+
+
 @needs_hyperscan
 def test_a_line_start_run_branch_is_read_apart() -> None:
     """A pattern one of whose leading branches starts a line with a run is two Hyperscan expressions under its id:
@@ -394,7 +415,8 @@ def test_any_character_runs_find_long_lines(line: str) -> None:
     written = expression(r"\bDevice\w{3,80}<.{0,600}?>\s*does not support this problem", regex.IGNORECASE)
     assert written is not None
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(expressions=written[0], ids=[0], elements=1, flags=[hyperscan.HS_FLAG_MULTILINE])
+    database.compile(expressions=[part.body for part in written[0]], ids=[0], elements=1,
+                     flags=[hyperscan.HS_FLAG_MULTILINE])
     ends: list[int] = []
     database.scan(line.encode() + b"\n", match_event_handler=lambda *a: ends.append(a[2]))
     assert ends

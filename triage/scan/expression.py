@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 from re import _constants as C  # the AST vocabulary of re's own parser
 from re import _parser
 
@@ -268,17 +269,31 @@ def _apart(items: list) -> list[list]:
 
 
 def _starts_line_with_run(items) -> bool:
-    """Whether a sequence starts at a line's start with an open run (``^\\s*``, ``^ +``)."""
+    """Whether a sequence starts at a line's start with a run written open (``^\\s*``, ``^ {2,}``, ``^.{0,80}``),
+    itself or in one of the branches it starts with."""
     kept = [(op, av) for op, av in items if op not in (C.ASSERT, C.ASSERT_NOT)]
-    return (len(kept) > 1 and kept[0][0] == C.AT and kept[0][1] in _LINE_START and kept[1][0] in REPEATS
-            and kept[1][1][1] == C.MAXREPEAT)
+    if not kept:
+        return False
+    op, av = kept[0]
+    if op == C.AT and av in _LINE_START:
+        return len(kept) > 1 and kept[1][0] in REPEATS and kept[1][1][1] > _MAX_COUNT  # C.MAXREPEAT included
+    if op == C.SUBPATTERN:
+        return _starts_line_with_run(list(av[3]))
+    return op == C.BRANCH and any(_starts_line_with_run(list(branch)) for branch in av[1])
 
 
 def _shortest(literals: set[tuple[str, bool]]) -> int:
     return min(len(text) for text, _ in literals)
 
 
-def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[list[bytes], bool] | None:
+class Written(NamedTuple):
+    """One Hyperscan expression of a pattern."""
+
+    body: bytes
+    line_run: bool  # it starts a line with an open run: Hyperscan must be asked for its start of match (scanner.py)
+
+
+def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[list[Written], bool] | None:
     """The Hyperscan expressions (MULTILINE, no other flag) for ``pattern`` searched on ASCII lines: usually one,
     two where a part of it is best read apart (``_apart``), which together match what it may; and whether
     they are exact there (match no line the pattern does not); None when it cannot be written.
@@ -293,7 +308,8 @@ def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[lis
         writer = _Writer(module)
         ignorecase = bool((flags | tree.state.flags) & re.IGNORECASE)
         items = writer.leading(writer.unanchored(list(tree), ignorecase), ignorecase)
-        bodies = [writer.sequence(part, ignorecase, _REST) for part in _apart(items)]
+        written = [Written(writer.sequence(part, ignorecase, _REST), _starts_line_with_run(part))
+                   for part in _apart(items)]
     except (re.error, ValueError, RecursionError, OverflowError, Unsupported):
         return None
-    return bodies, writer.exact
+    return written, writer.exact

@@ -339,8 +339,8 @@ class LineScanner:
         return self._hs_built
 
     def _compile_hyperscan(self) -> _Compiled:
-        chosen, exact_on_ascii, copies = self._written()
-        database, chosen, _flags = self._database(chosen, copies)
+        chosen, flags, exact_on_ascii, copies = self._written()
+        database, chosen, _flags = self._database(chosen, flags, copies)
         if database is None:
             return _Compiled(None, [], [])
         read = {i for i, _ in chosen}
@@ -353,16 +353,18 @@ class LineScanner:
     def expressions(self) -> tuple[list[tuple[int, bytes]], list[int]]:
         """The (pattern, Hyperscan expression) pairs this scanner's database is compiled from, and their flags, as a
         build makes them (for bench/bench_patterns.py, which times them apart)."""
-        chosen, _, copies = self._written()
-        _, chosen, flags = self._database(chosen, copies)
+        chosen, flags, _, copies = self._written()
+        _, chosen, flags = self._database(chosen, flags, copies)
         return chosen, flags
 
-    def _written(self) -> tuple[list[tuple[int, bytes]], list[int], dict[int, int]]:
-        """(pattern, expression) for each pattern Hyperscan can read (a repeated one once; a few have two), the
-        patterns whose expressions are exact on ASCII lines, and each repeated pattern's first."""
+    def _written(self) -> tuple[list[tuple[int, bytes]], list[int], list[int], dict[int, int]]:
+        """(pattern, expression) for each pattern Hyperscan can read (a repeated one once; a few have two), their
+        flags (``_SOM`` for those that start a line with a run), the patterns whose expressions are exact on ASCII
+        lines, and each repeated pattern's first."""
         from triage.scan.expression import expression  # only to build a database: a run that reads one needs none
 
         chosen: list[tuple[int, bytes]] = []
+        flags: list[int] = []
         exact_on_ascii: list[int] = []
         first: dict[str, int] = {}
         copies: dict[int, int] = {}
@@ -372,16 +374,16 @@ class LineScanner:
                 continue
             written = expression(pattern, self.flags, self.module)
             if written is not None:
-                chosen.extend((index, body) for body in written[0])
+                chosen.extend((index, part.body) for part in written[0])
+                flags.extend(_SOM if part.line_run else _PLAIN for part in written[0])
                 if written[1]:
                     exact_on_ascii.append(index)
-        return chosen, exact_on_ascii, copies
+        return chosen, flags, exact_on_ascii, copies
 
-    def _database(self, chosen: list[tuple[int, bytes]], copies: dict[int, int]
+    def _database(self, chosen: list[tuple[int, bytes]], flags: list[int], copies: dict[int, int]
                   ) -> tuple[Any, list[tuple[int, bytes]], list[int]]:
         """The database of the expressions Hyperscan accepts (and that find their examples), with them and their
         flags."""
-        flags = [_SOM if _LINE_RUN.search(written) else _PLAIN for _, written in chosen]
         database = _hyperscan_database(chosen, flags)
         # Refused (Hyperscan's error does not say which expression): first the few asked for their start are tried
         # alone (one refused is asked plainly), then, if still refused, every one alone (one refused goes the Python way)
@@ -403,7 +405,7 @@ class LineScanner:
         """The database checked on the lines each pattern must find (``check_with``; a repeated pattern's copies
         bring their own): Hyperscan 5.4 loses some expressions' matches that begin some 20 bytes or more into the
         text it scans, in ways no rule of the expression's text predicts, and one expression's loss can depend on
-        the others beside it (see ``_LINE_RUN``). A pattern that loses a line is asked for its start of match, which
+        the others beside it (see ``_SOM``). A pattern that loses a line is asked for its start of match, which
         finds them; one that still loses is left to the Python way; the database is checked again after each
         rebuild. Returns the database, its expressions and their flags."""
         probes = self._probes([index for index, _ in chosen], copies)
@@ -711,9 +713,9 @@ def lines_matching(pattern: re.Pattern[str], text: str) -> list[int]:
 # literal of 24 bytes or more (`^\s*torch\.cuda\.is_available\(\)`): each alone matches, together neither does.
 # Asked for the leftmost start of match, such expressions are built apart and are found. The run may open any
 # alternative, not only the first: `BUILDING bitcode ...|^\s*-> [^\n]*:\s*rocminfo\s*$` lost its second branch
-# beside `^\s*make...: \*\*\*|^\s*FAILED: |...`. Only these ask it (about one expression in eight): for every
-# expression it makes a database five times the size and three times as slow to build. Only ends are used.
-_LINE_RUN = re.compile(rb"(?:^|(?<=\|)|(?<=\(\?:))\^(?:\(\?:)?(?:\[(?:\\.|[^\]\\])*\]|\\.|[^\\(\[])\)?[*+]")
+# beside `^\s*make...: \*\*\*|^\s*FAILED: |...`. Only these ask it (about one expression in eight, those that
+# expression.py's ``Written.line_run`` says): for every expression it makes a database five times the size and three
+# times as slow to build. Only ends are used.
 _SOM = (hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_SOM_LEFTMOST) if hyperscan is not None else 0
 _PLAIN = hyperscan.HS_FLAG_MULTILINE if hyperscan is not None else 0
 
