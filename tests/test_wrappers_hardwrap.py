@@ -248,6 +248,13 @@ NOT_WRAPPED = {
     "fault-then-reason": "\n".join(["Memory access fault by GPU node-1 (Agent handle: 0x55d5dc4ab9c0) on address 0x10",
                                      "Reason: Page not present or supervisor privilege."]),
     "rulers": "\n".join(["=" * 80, "rocminfo", "=" * 80, "ROCk module is loaded", "=" * 80, "HSA Agents", "=" * 80]),
+    # tab-separated rows longer than the header (the only line with spaces): no long word left whole by a word wrap
+    # (read so, the whole table was one record of 2,878 lines and took a second to read)
+    "tab-separated": "\n".join(["# file\tthe failure class the output shows\twhere the output was posted",
+                                 "gdb-hiprtc-comgr-null-call.txt\truntime-mismatch\thttps://github.com/ROCm/rocFFT/issues/422",
+                                 "rocclr-assertion-os-posix.txt\truntime-crash\thttps://github.com/ROCm/clr/issues/158",
+                                 "rocm-smi-library-assertion.txt\truntime-crash\thttps://github.com/ROCm/rocm_smi_lib/issues/182",
+                                 "debug-agent-memory-fault.txt\tgpu-memory-fault\thttps://github.com/ROCm/rocr/issues/9"]),
 }
 
 

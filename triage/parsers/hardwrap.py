@@ -181,7 +181,7 @@ def _word_break(wrap: Wrap, first: str, line: str, nxt: str) -> bool:
     if not nxt or nxt[0].isspace() or not line.strip():
         return False
     word = len(_FIRST_WORD.match(nxt).group(0))  # type: ignore[union-attr]  # nxt starts with no space
-    if len(line) > wrap.width and " " in line.strip():
+    if len(line) > wrap.width and _spaced(line.strip()):
         return False
     if len(line) < wrap.width - WORD_SLACK and word < wrap.width - WORD_SLACK:
         return False  # short of the width by more than a long word, unless a word as long as a path comes next
@@ -195,8 +195,17 @@ def detect(lines: list[str]) -> Wrap | None:
         return None
     head = lines[:DETECT_LINES]
     width = max(map(len, lines))
-    spaced = max(map(len, compress(lines, map(str.__contains__, map(str.strip, lines), repeat(" ")))), default=0)
+    stripped = list(map(str.strip, lines))
+    holding = map(bool.__or__, map(str.__contains__, stripped, repeat(" ")),
+                  map(str.__contains__, stripped, repeat("\t")))  # _spaced of each, in C
+    spaced = max(map(len, compress(lines, holding)), default=0)
     return _terminal(head, width) or _word_wrap(head, spaced)
+
+
+def _spaced(text: str) -> bool:
+    """Whether a (stripped) line holds more than one word: a word wrap breaks at a tab as at a space (a table's
+    tab-separated row longer than the width is no long word left whole)."""
+    return " " in text or "\t" in text
 
 
 def _terminal(lines: list[str], width: int) -> Wrap | None:
@@ -223,7 +232,7 @@ def _terminal(lines: list[str], width: int) -> Wrap | None:
 
 def _word_wrap(lines: list[str], spaced: int) -> Wrap | None:
     """A wrap at the spaces, if the lines show one (see the module's docstring); ``spaced`` is the longest line that
-    holds a space (a word wrap leaves a longer word whole, alone on its line)."""
+    holds a space or a tab (a word wrap leaves a longer word whole, alone on its line)."""
     last = len(lines) - 1
     width = next((w for w in WORD_WIDTHS if w >= spaced), 0)
     if not width or sum(1 for line in lines if len(line) >= width - WORD_NEAR) < 2:
