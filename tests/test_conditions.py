@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from triage.match import load
+from triage.match import conditions, load
 from triage.match.database import SignatureError, load_signature
 from triage.model import Artifact
 from triage.pipeline import analyze
@@ -154,6 +154,28 @@ def test_a_pattern_on_many_program_lines_quotes_the_first_three_and_captures_fro
     probe = next(d for d in result.diagnoses if d.id == "probe")
     assert [e.line for e in probe.evidence] == [2, 3, 4]
     assert probe.captures.get("alloc_size") == "1024"
+
+
+def test_a_pattern_on_a_repeated_error_reads_until_three_lines_of_full_weight(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log that repeats its error on lines no parser claims: the condition quotes what a full read would (the line a
+    parser claimed first, though it comes last; then program lines in input order; a person's sentence after them)
+    and stops reading once three lines of full weight are found."""
+    record = ":1:hip_memory.cpp           :600 : 2117000000 us: [pid:4242  tid:0x7f01] allocation of 9999 bytes failed"
+    repeated = [f"worker {n}: allocation of {n + 1}024 bytes failed" for n in range(40)]
+    text = "\n".join(["I think the allocation of 512 bytes failed because the card is too small for this model",
+                      *repeated, record])
+    folder = tmp_path / "db"
+    _verdict(tmp_path, {"log": r"allocation of (?P<alloc_size>\d+) bytes failed"}, text)
+    searched: list[str] = []
+    search = conditions._search
+    monkeypatch.setattr(conditions, "_search",
+                        lambda pattern, line, *rest: searched.append(line) or search(pattern, line, *rest))
+    result = analyze([Artifact(name="app.log", text=text, size=len(text))], load(folder), folder)
+    probe = next(d for d in result.diagnoses if d.id == "probe")
+    assert [e.line for e in probe.evidence] == [42, 2, 3]
+    assert probe.captures.get("alloc_size") == "9999"
+    assert searched == [record, text.split("\n")[0], repeated[0], repeated[1]]
 
 
 def test_what_an_anchor_needs(tmp_path: Path) -> None:

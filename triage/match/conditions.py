@@ -10,7 +10,8 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import field
-from itertools import accumulate
+from itertools import accumulate, compress
+from operator import not_
 from typing import TYPE_CHECKING
 
 from triage import deadline
@@ -211,7 +212,8 @@ def _search(pattern: regex.Pattern, text: str, cond: Condition, case: Case, wher
 class _Followers:
     """A two-line log condition's ``then`` lines: the first line after a given one, within ``cond.within``, that the
     ``then`` regex matches. Each line is searched once however many first lines it follows (the first lines come in
-    input order, so only the last window's verdicts are kept): the cost is one search a line at most."""
+    input order, so only the last window's verdicts are kept): the cost is one search a line at most in each of the
+    two runs ``_log`` reads lines in (those a parser claimed, then the others)."""
 
     def __init__(self, cond: Condition, case: Case, lines: Lines) -> None:
         self.cond, self.case, self.lines = cond, case, lines
@@ -244,8 +246,13 @@ def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
     pattern = cond.pattern("log")
     followers = _Followers(cond, case, lines) if "then" in cond.sources else None
     found: list[tuple[float, Where, regex.Match, tuple[Where, str, regex.Match] | None]] = []
-    settled = 0  # lines found with the best key a line can have (full weight, a line a parser claimed)
-    for where, text in lines.of(cond.scan):
+    # The lines sort by weight, then those a parser claimed first, then in input order; they are read in the order of
+    # the last two keys, so once MAX_EVIDENCE lines of full weight (the most a line weighs) are found, no line after
+    # them can sort before them, and the rest is not read (a log that repeats its error a thousand times)
+    candidates = list(lines.of(cond.scan))
+    claimed = [case.kind_of(where) is not None for where, _ in candidates]
+    full = 0
+    for where, text in [*compress(candidates, claimed), *compress(candidates, map(not_, claimed))]:
         m = _search(pattern, text, cond, case, where)
         if not m:
             continue
@@ -256,13 +263,12 @@ def _log(cond: Condition, case: Case, lines: Lines) -> Hit | None:
                 continue
             weight = min(weight, lines.weight(then[0], then[1], then[2].span()))
         found.append((weight, where, m, then))
-        if weight >= 1.0 and case.kind_of(where) is not None:
-            settled += 1
-            if settled == MAX_EVIDENCE:  # no later line can sort before these (the sort is stable): the rest is not read
-                break
+        full += weight >= 1.0
+        if full == MAX_EVIDENCE:
+            break
     if not found:
         return None
-    found.sort(key=lambda f: (-f[0], case.kind_of(f[1]) is None))
+    found.sort(key=lambda f: -f[0])  # stable: among equal weights, in the order read
     best_weight, _, best, best_then = found[0]
     captures = {k: v for k, v in best.groupdict().items() if v is not None}
     if best_then is not None:
