@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from triage.ingest.reader import LINE_COST, TEXT_COST, Limits, case_files, read_inputs
+from triage.ingest.reader import LINE_COST, TEXT_COST, Limits, _width, case_files, read_inputs
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "adversarial"))
@@ -411,6 +411,15 @@ def test_real_bundles_are_read_whole(tmp_path: Path, kind: str) -> None:
     direct = [(f"{folder.name}/{a.name}", a.text, a.data, a.size) for folder in BUNDLED
               for a in read_inputs([str(folder)])[0]]
     assert [(a.name.split("!", 1)[1], a.text, a.data, a.size) for a in artifacts] == direct
+
+
+@pytest.mark.parametrize("text, width", [("plain ASCII\n", 1), ("caf\u00e9\n", 2), ("loading \u2588\u2588 50%\n", 2),
+                                         ("done \U0001f680\n", 4), ("\U0001f680" + "x" * 5000, 4)])
+def test_a_text_is_costed_at_the_widest_character_it_holds(text: str, width: int) -> None:
+    """Python holds a text in one, two or four bytes a character, by its widest character; the cost takes the most its
+    UTF-8 bytes allow: two outside ASCII, four where a character takes four bytes in UTF-8 (an emoji)."""
+    assert _width(text.encode("utf-8"), "utf-8") == width
+
 
 
 def test_a_text_past_the_budget_keeps_its_first_and_last_parts(tmp_path: Path) -> None:

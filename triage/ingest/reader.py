@@ -303,13 +303,16 @@ def _lines(data: bytes, start: int = 0, end: int | None = None) -> int:
     return data.count(b"\n", start, end) + data.count(b"\r", start, end) - data.count(b"\r\n", start, end)
 
 
+_BELOW_F0 = bytes(range(0xF0))  # the bytes that start no four-byte UTF-8 character (a regex class read 4 MB in 14 ms)
+
+
 def _width(data: bytes, encoding: str) -> int:
     """At most how many bytes Python will hold a character of ``data`` in, per byte of it."""
     if encoding != "utf-8":
         return 2  # two bytes a character, four at most in a str
     if data.isascii():
         return 1
-    return 4 if re.search(rb"[\xf0-\xff]", data) else 2
+    return 4 if data.translate(None, _BELOW_F0) else 2  # a byte that starts a 4-byte character is left (in C)
 
 
 def _cost(data: bytes, encoding: str) -> int:
