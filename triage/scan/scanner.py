@@ -653,8 +653,10 @@ class _Derived:
     def ends(self, lines: Sequence[str]) -> dict[int, int]:
         """The byte offset just past each line's newline -> the line's index, built in C."""
         if self._ends is None:
-            lengths = (map(len, lines) if self.text.isascii()
-                       else (len(line.encode("utf-8", "surrogatepass")) for line in lines))
+            lengths = list(map(len, lines))
+            if not self.text.isascii():  # the lines outside ASCII only are measured in bytes
+                for index in self.wide(lines):
+                    lengths[index] = len(lines[index].encode("utf-8", "surrogatepass"))
             self._ends = dict(zip(map(add, accumulate(lengths), count(1)), count()))
         return self._ends
 
