@@ -173,6 +173,21 @@ def test_templates_make_variable_parts_placeholders() -> None:
     assert regex.fullmatch(to_regex(a), "worker 99: fatal: stream 0xdead at C:\\a\\b.dll failed after 1 s")
 
 
+
+def test_a_line_without_a_slash_gets_the_template_the_full_pass_gives() -> None:
+    """``template`` leaves out the paths' alternative on a line with no slash or backslash, where it cannot match: on
+    every such line of the corpus the text is the one the whole pass makes."""
+    from triage.match import templates
+
+    lines = {line for path in CORPUS.rglob("*.txt") for line in path.read_text(errors="replace").splitlines()
+             if "/" not in line and "\\" not in line}
+    assert len(lines) > 1000
+    for line in lines:
+        whole = templates._VARIABLE.sub(lambda m: templates.PLACEHOLDERS[m.lastgroup or "num"],
+                                        line[:templates.MAX_LINE_CHARS])
+        assert template(line) == " ".join(whole.split()), line
+
+
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], pd.DataFrame]:
     folder = tmp_path_factory.mktemp("planted")
