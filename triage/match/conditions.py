@@ -131,7 +131,10 @@ class Lines:
         return self._group(group).get(pattern, [])
 
     def read_together(self) -> None:
-        """Read every signature's other log conditions in one pass (many signatures are candidates)."""
+        """Read every signature's other log conditions in one pass (many signatures are candidates), when that pays
+        (``_together_pays``); else each group is read when first needed."""
+        if not self._together_pays():
+            return
         unread = [g for g in range(1, len(self._candidates)) if self._candidates[g] is None]
         for group in unread:
             self._candidates[group] = {}
