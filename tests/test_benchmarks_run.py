@@ -40,3 +40,10 @@ def test_symbolize_benchmark_indexes_a_real_library(tmp_path: Path) -> None:
         pytest.skip("no ROCm library to index here: apt-get install libamdhip64-5 (.ci/apt-packages lists it)")
     out = _run("bench_symbolize.py", "--library", str(libraries[0]), "--runs", "1", "--lookups", "1000")
     assert "index, cold" in out and "index, cached" in out and "lookups" in out
+
+
+def test_shapes_benchmark_times_every_shape_beside_a_baseline(tmp_path: Path) -> None:
+    out = _run("bench_shapes.py", "--rounds", "1", "--runs", "1", "--workdir", str(tmp_path), "--baseline", str(ROOT))
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    assert set(rows) == {"repeated-error", "progress-bars", "tab-separated", "runtime-log", "prose-thread"}, out
+    assert all(len(row) == 7 and float(row[-1]) > 0 for row in rows.values()), out
