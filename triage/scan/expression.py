@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import NamedTuple
 from re import _constants as C  # the AST vocabulary of re's own parser
 from re import _parser
+from typing import NamedTuple
 
 import regex
 
