@@ -273,7 +273,7 @@ def test_a_line_run_opening_a_later_alternative_is_found_beside_another(tmp_path
 def test_expression_items(pattern: str, line: str, matches: bool) -> None:
     written = expression(pattern, regex.IGNORECASE)
     assert written is not None
-    ((body, _),), exact = written
+    ((body, _),), exact, _ = written
     assert exact == (pattern in ("a\\sb", "[^x]y", "K", "é", "foo$"))
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK) if hyperscan else None
     if database is None:
@@ -296,7 +296,7 @@ def test_expression_items(pattern: str, line: str, matches: bool) -> None:
 def test_a_leading_run_of_any_characters_is_left_out(pattern: str, exact: bool, anchored: bool) -> None:
     written = expression(pattern)
     assert written is not None
-    ((body, _),), is_exact = written
+    ((body, _),), is_exact, _ = written
     assert is_exact == exact and body.startswith(b"^") == anchored
     lines = ["x foo", "foo", "  foo y", "food", "nothing", "bar foo"]
     scanner = LineScanner([pattern], 0, "hyperscan")
@@ -400,6 +400,51 @@ def test_a_pattern_read_apart_goes_the_python_way_whole_when_hyperscan_refuses_a
     assert scanner.by_hyperscan == [1]
     lines = ["  P4: amdhip64.dll", "ad" * 64 + "amdhip64", "nothing here"]
     assert scanner.scan(lines) == [[0, 1], [0]]
+
+
+# Lines outside ASCII by their symbols only, as users' logs hold them: a model loader's progress bar, a Rich
+# traceback's box, a status line's mark and arrow; and one with a letter outside ASCII, read the Python way whole
+_SYMBOL_LINES = [
+    "Loading checkpoint shards:  50%|\u2588\u2588\u2588\u2588\u2588     | 2/4 [00:05<00:05,  2.61s/it]",
+    "\u2502 /usr/lib/python3/site-packages/torch/cuda/__init__.py:284 in _lazy_init              \u2502",
+    "\u2705 hipMalloc failed \u2192 retrying with 512 MiB",
+    "\u2502   hipErrorNoBinaryForGpu: Unable to find code object for all current devices! \u2502",
+    "caf\u00e9 \u2192 hipMalloc failed",
+    "plain ASCII line: hipMalloc failed",
+]
+# (pattern, whether every item treats DEL as it treats a symbol)
+_SYMBOL_PATTERNS = [
+    (r"\bhipMalloc failed", True),
+    (r"\d+%\|\W+\s*\|", True),  # the bar's blocks are \W
+    (r"[^\w\s]\s+hipMalloc", True),  # the mark before the call: a symbol, not a word character
+    (r"\w \S hipMalloc", True),  # cafe's e is a word character: that line is the Python way's
+    (r"torch/cuda/__init__\.py:(?P<line>\d+) in \w+\s+\W$", True),
+    (r"(?i)code object for all current devices!\s+\S", True),
+    (r"^\u2502\s+/", False),  # names a symbol: Hyperscan cannot tell it from another
+    (r"[^\u2588 ]{3}\|", False),  # a class that leaves one symbol out
+]
+
+
+@needs_hyperscan
+def test_lines_outside_ascii_by_symbols_only_are_read_by_hyperscan_and_find_what_python_finds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line whose characters outside ASCII are all symbols is read by Hyperscan with each symbol written as DEL, for
+    the patterns every item of which treats DEL as it treats a symbol (symbols.py); each pattern finds exactly the
+    lines Python's regex finds, and the Python way reads those lines only for the other patterns."""
+    patterns = [pattern for pattern, _ in _SYMBOL_PATTERNS]
+    assert [expression(pattern).symbolic for pattern in patterns] == [safe for _, safe in _SYMBOL_PATTERNS]
+    scanner = LineScanner(patterns, 0, "hyperscan", exact=range(len(patterns)))
+    assert scanner.by_hyperscan == list(range(len(patterns)))
+    python_way: list[tuple[list[int], tuple[int, ...]]] = []
+    real = LineScanner._python
+    monkeypatch.setattr(LineScanner, "_python", lambda self, lines, which, text, chosen, out: (
+        python_way.append((list(which), chosen)), real(self, lines, which, text, chosen, out))[1])
+    found = [list(lines) for lines in scanner.scan(_SYMBOL_LINES)]
+    truth = [[i for i, line in enumerate(_SYMBOL_LINES) if regex.search(pattern, line)] for pattern in patterns]
+    assert found == truth and all(truth[:6]) and truth[6] and truth[7]
+    symbolic = [0, 1, 2, 3]
+    assert (symbolic, (6, 7)) in python_way  # the symbols' lines: the Python way for the patterns that name one only
+    assert ([4], tuple(range(len(patterns)))) in python_way  # the line with a letter outside ASCII: every pattern
 
 
 _TEMPLATE_ARGS = "256, 128, 128, 32, 8, 8, 128, 128, 32, 2, Default, ASpecDefault, B0SpecDefault, CSpecDefault"

@@ -34,6 +34,7 @@ from typing import NamedTuple
 import regex
 
 from triage.scan.literals import REPEATS, ignores_case, sequence_literals
+from triage.scan.symbols import REPRESENTATIVE, SYMBOL
 
 _ASCII = [chr(c) for c in range(128) if c != 10]  # every ASCII character but the newline
 _NEVER = rb"\xff"  # a byte that valid UTF-8 never holds: an item no ASCII character can match
@@ -63,6 +64,14 @@ def _ascii_set(item: str, ignorecase: bool, module: str) -> frozenset[int]:
     except (re.error, regex.error) as err:
         raise Unsupported(f"item {item!r}: {err}") from err
     return frozenset(ord(ch) for ch in _ASCII if pattern.fullmatch(ch))
+
+
+@lru_cache(maxsize=4096)
+def _matches_symbol(item: str, ignorecase: bool, module: str) -> bool:
+    """Whether ``item`` matches a symbol outside ASCII (symbols.py): one that names no character outside ASCII
+    matches every symbol or none."""
+    engine = re if module == "re" else regex
+    return engine.compile(item, engine.IGNORECASE if ignorecase else 0).fullmatch(REPRESENTATIVE) is not None
 
 
 def _byte_class(codes: frozenset[int]) -> bytes:
@@ -107,13 +116,18 @@ class _Writer:
     def __init__(self, module: str) -> None:
         self.module = module
         self.exact = True
+        self.symbolic = True
 
-    def chars(self, item: str, ignorecase: bool) -> bytes:
-        return _byte_class(_ascii_set(item, ignorecase, self.module))
+    def chars(self, item: str, ignorecase: bool, wide: bool = False) -> bytes:
+        """The byte class of a one-character item; ``wide``: the item names a character outside ASCII."""
+        codes = _ascii_set(item, ignorecase, self.module)
+        if wide or _matches_symbol(item, ignorecase, self.module) != (SYMBOL in codes):
+            self.symbolic = False
+        return _byte_class(codes)
 
     def literal(self, code: int, ignorecase: bool) -> bytes:
         if code >= 128:
-            return self.chars(_escape(code), ignorecase)
+            return self.chars(_escape(code), ignorecase, wide=True)
         char = chr(code)  # an ASCII letter folds only to its other case, in re and regex alike
         return _byte_class(frozenset({ord(char.lower()), ord(char.upper())} if ignorecase else {code}) - {10})
 
@@ -126,11 +140,12 @@ class _Writer:
         if op == C.LITERAL:
             return self.literal(av, ignorecase)
         if op == C.NOT_LITERAL:
-            return self.chars(f"[^{_escape(av)}]", ignorecase)
+            return self.chars(f"[^{_escape(av)}]", ignorecase, wide=av >= 128)
         if op == C.ANY:
             return self.chars(".", ignorecase)
         if op == C.IN:
-            return self.chars(_class_source(av), ignorecase)
+            wide = any(o == C.LITERAL and a >= 128 or o == C.RANGE and a[1] >= 128 for o, a in av)
+            return self.chars(_class_source(av), ignorecase, wide)
         if op == C.AT:
             if av in _LINE_START:
                 return b"^"
@@ -293,10 +308,20 @@ class Written(NamedTuple):
     line_run: bool  # it starts a line with an open run: Hyperscan must be asked for its start of match (scanner.py)
 
 
-def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[list[Written], bool] | None:
+class Expressions(NamedTuple):
+    """A pattern's Hyperscan expressions, and what they are good for."""
+
+    parts: list[Written]
+    exact: bool  # they match no ASCII line the pattern does not
+    symbolic: bool  # on a line whose every character outside ASCII is a symbol written as SYMBOL (symbols.py), they
+    # match wherever the pattern matches the line as it was (every item treats SYMBOL as it treats any symbol)
+
+
+def expression(pattern: str, flags: int = 0, module: str = "regex") -> Expressions | None:
     """The Hyperscan expressions (MULTILINE, no other flag) for ``pattern`` searched on ASCII lines: usually one,
-    two where a part of it is best read apart (``_apart``), which together match what it may; and whether
-    they are exact there (match no line the pattern does not); None when it cannot be written.
+    two where a part of it is best read apart (``_apart``), which together match what it may; whether
+    they are exact there (match no line the pattern does not), and whether they read symbols written as SYMBOL;
+    None when it cannot be written.
 
     Each matches on to the end of the line and its newline, so Hyperscan reports each line once an
     expression, at the same offset for every match in it (it reports an expression once per end offset).
@@ -312,4 +337,5 @@ def expression(pattern: str, flags: int = 0, module: str = "regex") -> tuple[lis
                    for part in _apart(items)]
     except (re.error, ValueError, RecursionError, OverflowError, Unsupported):
         return None
-    return written, writer.exact
+    return Expressions(written, writer.exact, writer.symbolic)
+

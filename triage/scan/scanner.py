@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from triage.digest import sha256
 from triage.lazy import compile_re, lazy
 from triage.resources import cache_dir, read_cached, source_key, write_cached
+from triage.scan.symbols import SYMBOL, is_symbol
 
 if TYPE_CHECKING:
     from triage.scan.literals import Literal
@@ -55,6 +56,7 @@ except ImportError:  # pragma: no cover - depends on the machine
 # does not show (tests/test_scan.py finds them all by trying every code point).
 CASE_EXOTIC = "\u0130\u0131\u017f\u212a"
 _EXOTIC = lazy("[" + CASE_EXOTIC + "]")  # compiled when first used: most logs are ASCII
+_OUTSIDE_ASCII = lazy(r"[^\x00-\x7f]")
 # Example lines are checked behind this too (as logs carry it; a line is then read well into the text): see
 # LineScanner._recovered
 PROBE_PREFIX = "Dec 06 08:00:00 node01 build.sh[20417]: "
@@ -201,12 +203,14 @@ class _Compiled:
     """A scanner's Hyperscan side: the serialized database and which patterns it reads (picklable). ``copies``:
     each pattern that repeats an earlier one of the scanner (signatures share their AMD-evidence regexes) -> that
     earlier one, which alone is in the database: a repeat is a second report of every line, from C into Python.
-    ``apart``: the patterns read by two expressions (see expression.py), whose lines may come twice and out of order."""
+    ``apart``: the patterns read by two expressions (see expression.py), whose lines may come twice and out of order.
+    ``symbolic``: the patterns whose expressions read a line's symbols written as one ASCII character (symbols.py)."""
 
     def __init__(self, data: bytes | None, by_hyperscan: list[int], exact_on_ascii: list[int],
-                 copies: dict[int, int] | None = None, apart: list[int] | None = None) -> None:
+                 copies: dict[int, int] | None = None, apart: list[int] | None = None,
+                 symbolic: list[int] | None = None) -> None:
         self.data, self.by_hyperscan, self.exact_on_ascii = data, by_hyperscan, exact_on_ascii
-        self.copies, self.apart = copies or {}, apart or []
+        self.copies, self.apart, self.symbolic = copies or {}, apart or [], symbolic or []
 
 
 class LineScanner:
@@ -339,33 +343,36 @@ class LineScanner:
         return self._hs_built
 
     def _compile_hyperscan(self) -> _Compiled:
-        chosen, flags, exact_on_ascii, copies = self._written()
+        chosen, flags, exact_on_ascii, symbolic, copies = self._written()
         database, chosen, _flags = self._database(chosen, flags, copies)
         if database is None:
             return _Compiled(None, [], [])
         read = {i for i, _ in chosen}
         copies = {copy: original for copy, original in copies.items() if original in read}
         exact = {i for i in exact_on_ascii if i in read}
+        symbols = {i for i in symbolic if i in read}
         twice = {index for index, count in Counter(index for index, _ in chosen).items() if count > 1}
         return _Compiled(hyperscan.dumpb(database), sorted(read.union(copies)),
-                         sorted(exact.union(c for c, o in copies.items() if o in exact)), copies, sorted(twice))
+                         sorted(exact.union(c for c, o in copies.items() if o in exact)), copies, sorted(twice),
+                         sorted(symbols.union(c for c, o in copies.items() if o in symbols)))
 
     def expressions(self) -> tuple[list[tuple[int, bytes]], list[int]]:
         """The (pattern, Hyperscan expression) pairs this scanner's database is compiled from, and their flags, as a
         build makes them (for bench/bench_patterns.py, which times them apart)."""
-        chosen, flags, _, copies = self._written()
+        chosen, flags, _, _, copies = self._written()
         _, chosen, flags = self._database(chosen, flags, copies)
         return chosen, flags
 
-    def _written(self) -> tuple[list[tuple[int, bytes]], list[int], list[int], dict[int, int]]:
+    def _written(self) -> tuple[list[tuple[int, bytes]], list[int], list[int], list[int], dict[int, int]]:
         """(pattern, expression) for each pattern Hyperscan can read (a repeated one once; a few have two), their
         flags (``_SOM`` for those that start a line with a run), the patterns whose expressions are exact on ASCII
-        lines, and each repeated pattern's first."""
+        lines, those whose expressions read symbols written as one character, and each repeated pattern's first."""
         from triage.scan.expression import expression  # only to build a database: a run that reads one needs none
 
         chosen: list[tuple[int, bytes]] = []
         flags: list[int] = []
         exact_on_ascii: list[int] = []
+        symbolic: list[int] = []
         first: dict[str, int] = {}
         copies: dict[int, int] = {}
         for index, pattern in enumerate(self.patterns):
@@ -374,11 +381,13 @@ class LineScanner:
                 continue
             written = expression(pattern, self.flags, self.module)
             if written is not None:
-                chosen.extend((index, part.body) for part in written[0])
-                flags.extend(_SOM if part.line_run else _PLAIN for part in written[0])
-                if written[1]:
+                chosen.extend((index, part.body) for part in written.parts)
+                flags.extend(_SOM if part.line_run else _PLAIN for part in written.parts)
+                if written.exact:
                     exact_on_ascii.append(index)
-        return chosen, flags, exact_on_ascii, copies
+                if written.symbolic:
+                    symbolic.append(index)
+        return chosen, flags, exact_on_ascii, symbolic, copies
 
     def _database(self, chosen: list[tuple[int, bytes]], flags: list[int], copies: dict[int, int]
                   ) -> tuple[Any, list[tuple[int, bytes]], list[int]]:
@@ -462,6 +471,7 @@ class LineScanner:
         self._hs = hyperscan.loadb(built.data, hyperscan.HS_MODE_BLOCK) if built.data else None
         self._copies = built.copies
         self._apart = built.apart
+        self._symbolic = frozenset(built.symbolic)
 
     def _build(self) -> None:
         """The state that does not pickle, made empty: everything is built on first use."""
@@ -480,6 +490,7 @@ class LineScanner:
         self._ascii_exact: set[int] = set()
         self._copies: dict[int, int] = {}
         self._apart: list[int] = []
+        self._symbolic: frozenset[int] = frozenset()
 
     def compile_with(self, compile: Callable[[str], Any]) -> None:
         """Have ``compile`` (the owner's memo of compiled patterns, which compiles them as the owner does) give
@@ -571,10 +582,18 @@ class LineScanner:
         if self._everywhere:
             self._python(lines, range(len(lines)), text, tuple(self._everywhere), out)
         if not text.isascii():
-            wide = _derived(text).wide(lines)
+            derived = _derived(text)
+            wide = derived.wide(lines)
+            view = [line[:WIDE_CHARS] for line in lines] if any(len(lines[i]) > WIDE_CHARS for i in wide) else lines
             extra: defaultdict[int, list[int]] = defaultdict(list)
-            self._python([line[:WIDE_CHARS] for line in lines] if any(len(lines[i]) > WIDE_CHARS for i in wide) else lines,
-                         wide, "\n".join(lines[i][:WIDE_CHARS] for i in wide), tuple(built.by_hyperscan), extra)
+            symbolic = derived.symbolic(view, wide) if self._symbolic else []
+            if symbolic:  # Hyperscan reads these with their symbols written as one character; Python the patterns it cannot
+                self._symbols(view, symbolic, extra)
+                self._python(view, symbolic, "\n".join(view[i] for i in symbolic),
+                             tuple(i for i in built.by_hyperscan if i not in self._symbolic), extra)
+                kept = set(symbolic)
+                wide = [i for i in wide if i not in kept]
+            self._python(view, wide, "\n".join(view[i] for i in wide), tuple(built.by_hyperscan), extra)
             for index, more in extra.items():
                 if more:
                     out[index] = sorted(set(out[index]).union(more))
@@ -612,6 +631,21 @@ class LineScanner:
             if ends.get(original):
                 out[copy].extend(out[original])
 
+    def _symbols(self, lines: Sequence[str], which: list[int], out: defaultdict[int, list[int]]) -> None:
+        """Hyperscan's lines among ``which`` (lines whose characters outside ASCII are all symbols, symbols.py), each
+        symbol written as SYMBOL, for the patterns whose expressions read them so; adds to ``out``."""
+        data = _OUTSIDE_ASCII.sub(chr(SYMBOL), "\n".join(lines[i] for i in which) + "\n").encode("ascii")
+        line_at = dict(zip(accumulate(len(lines[i]) + 1 for i in which), which))
+        ends: defaultdict[int, list[int]] = defaultdict(list)
+        self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context: ends[pattern].append(end),
+                      scratch=self._scratch())
+        for pattern, at in ends.items():
+            if pattern in self._symbolic:
+                out[pattern].extend(map(line_at.__getitem__, at))
+        for copy, original in self._copies.items():
+            if original in self._symbolic and ends.get(original):
+                out[copy].extend(map(line_at.__getitem__, ends[original]))
+
     def _python(self, lines: Sequence[str], which: Sequence[int], text: str, patterns: tuple[int, ...],
                 out: defaultdict[int, list[int]]) -> None:
         """The Python way, on the lines ``which`` (``text`` is them joined) for ``patterns``; adds to ``out``."""
@@ -639,6 +673,7 @@ class _Derived:
         self._wide: list[int] | None = None
         self._folded: str | None = None
         self._exotic: list[int] | None = None
+        self._symbol_lines: list[int] | None = None
 
     def data(self) -> bytes:
         """The text as Hyperscan reads it, ending with a newline."""
@@ -665,6 +700,14 @@ class _Derived:
         if self._wide is None:
             self._wide = list(compress(count(), map(not_, map(str.isascii, lines))))
         return self._wide
+
+    def symbolic(self, lines: Sequence[str], wide: list[int]) -> list[int]:
+        """Of the lines ``wide`` (those outside ASCII), the ones whose characters outside ASCII are all symbols."""
+        if self._symbol_lines is None:
+            known: dict[str, bool] = {}
+            self._symbol_lines = [i for i in wide if all(known[c] if c in known else known.setdefault(c, is_symbol(c))
+                                                         for c in set(_OUTSIDE_ASCII.findall(lines[i])))]
+        return self._symbol_lines
 
     def folded(self) -> str:
         """The text case-folded (every newline kept, so lines are counted alike)."""
