@@ -56,22 +56,16 @@ class Unsupported(ValueError):
 
 
 @lru_cache(maxsize=4096)
-def _ascii_set(item: str, ignorecase: bool, module: str) -> frozenset[int]:
-    """The ASCII characters (newline excepted) that ``item``, a one-character regex, matches in ``module``."""
+def _matched(item: str, ignorecase: bool, module: str) -> tuple[frozenset[int], bool]:
+    """The ASCII characters (newline excepted) that ``item``, a one-character regex, matches in ``module``, and
+    whether it matches a symbol outside ASCII (symbols.py: an item that names no character outside ASCII matches
+    every symbol or none)."""
     engine = re if module == "re" else regex
     try:
         pattern = engine.compile(item, engine.IGNORECASE if ignorecase else 0)
     except (re.error, regex.error) as err:
         raise Unsupported(f"item {item!r}: {err}") from err
-    return frozenset(ord(ch) for ch in _ASCII if pattern.fullmatch(ch))
-
-
-@lru_cache(maxsize=4096)
-def _matches_symbol(item: str, ignorecase: bool, module: str) -> bool:
-    """Whether ``item`` matches a symbol outside ASCII (symbols.py): one that names no character outside ASCII
-    matches every symbol or none."""
-    engine = re if module == "re" else regex
-    return engine.compile(item, engine.IGNORECASE if ignorecase else 0).fullmatch(REPRESENTATIVE) is not None
+    return frozenset(ord(ch) for ch in _ASCII if pattern.fullmatch(ch)), pattern.fullmatch(REPRESENTATIVE) is not None
 
 
 def _byte_class(codes: frozenset[int]) -> bytes:
@@ -120,8 +114,8 @@ class _Writer:
 
     def chars(self, item: str, ignorecase: bool, wide: bool = False) -> bytes:
         """The byte class of a one-character item; ``wide``: the item names a character outside ASCII."""
-        codes = _ascii_set(item, ignorecase, self.module)
-        if wide or _matches_symbol(item, ignorecase, self.module) != (SYMBOL in codes):
+        codes, symbol = _matched(item, ignorecase, self.module)
+        if wide or symbol != (SYMBOL in codes):
             self.symbolic = False
         return _byte_class(codes)
 
@@ -214,7 +208,7 @@ class _Writer:
                     self.exact = False
                     return items[at + 1:]
                 return items
-        skip = next((at for at, (op, _) in enumerate(items) if op not in (C.AT, C.ASSERT, C.ASSERT_NOT)), len(items))
+        skip = _first_item(items)
         if skip == len(items):
             return items
         op, av = items[skip]
@@ -256,12 +250,17 @@ class _Writer:
         return b"{%d}" % low if low == high else b"{%d,%d}" % (low, high)
 
 
+def _first_item(items: list) -> int:
+    """Where a sequence's first item that is no anchor or assertion stands (its length when there is none)."""
+    return next((at for at, (op, _) in enumerate(items) if op not in (C.AT, C.ASSERT, C.ASSERT_NOT)), len(items))
+
+
 def _apart(items: list) -> list[list]:
     """The pattern as parts that together match what it matches: where it starts with a group some of whose
     branches start a line with a run (``^\\s*P4\\s*:``) and others do not, the two kinds apart. Hyperscan must
     be asked for the start of match of the first kind (see scanner.py), which costs it dearly on the others:
     the Windows crash-module pattern took a third of the anchors' pass so."""
-    skip = next((at for at, (op, _) in enumerate(items) if op not in (C.AT, C.ASSERT, C.ASSERT_NOT)), len(items))
+    skip = _first_item(items)
     if skip == len(items):
         return [items]
     op, av = items[skip]

@@ -587,7 +587,8 @@ class LineScanner:
             view = [line[:WIDE_CHARS] for line in lines] if any(len(lines[i]) > WIDE_CHARS for i in wide) else lines
             extra: defaultdict[int, list[int]] = defaultdict(list)
             symbolic = derived.symbolic(view, wide) if self._symbolic else []
-            if symbolic:  # Hyperscan reads these with their symbols written as one character; Python the patterns it cannot
+            # Hyperscan reads these with their symbols written as one character; Python the patterns it cannot
+            if symbolic:
                 self._symbols(view, symbolic, extra)
                 self._python(view, symbolic, "\n".join(view[i] for i in symbolic),
                              tuple(i for i in built.by_hyperscan if i not in self._symbolic), extra)
@@ -606,13 +607,18 @@ class LineScanner:
             scratch = self._local.scratch = hyperscan.Scratch(self._hs)
         return scratch
 
-    def _hyperscan(self, lines: Sequence[str], text: str, out: defaultdict[int, list[int]]) -> None:
-        derived = _derived(text)
-        data = derived.data()
-        # pattern -> where each of its matches ends, just after its line's newline (few of a scanner's patterns match)
+    def _ends(self, data: bytes) -> defaultdict[int, list[int]]:
+        """One Hyperscan pass over ``data``: pattern -> where each of its matches ends, just after its line's newline
+        (few of a scanner's patterns match)."""
         ends: defaultdict[int, list[int]] = defaultdict(list)
         self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context: ends[pattern].append(end),
                       scratch=self._scratch())
+        return ends
+
+    def _hyperscan(self, lines: Sequence[str], text: str, out: defaultdict[int, list[int]]) -> None:
+        derived = _derived(text)
+        data = derived.data()
+        ends = self._ends(data)
         found = sum(map(len, ends.values()))
         if not found:
             return
@@ -634,11 +640,8 @@ class LineScanner:
     def _symbols(self, lines: Sequence[str], which: list[int], out: defaultdict[int, list[int]]) -> None:
         """Hyperscan's lines among ``which`` (lines whose characters outside ASCII are all symbols, symbols.py), each
         symbol written as SYMBOL, for the patterns whose expressions read them so; adds to ``out``."""
-        data = _OUTSIDE_ASCII.sub(chr(SYMBOL), "\n".join(lines[i] for i in which) + "\n").encode("ascii")
+        ends = self._ends(_OUTSIDE_ASCII.sub(chr(SYMBOL), "\n".join(lines[i] for i in which) + "\n").encode("ascii"))
         line_at = dict(zip(accumulate(len(lines[i]) + 1 for i in which), which))
-        ends: defaultdict[int, list[int]] = defaultdict(list)
-        self._hs.scan(data, match_event_handler=lambda pattern, start, end, flags, context: ends[pattern].append(end),
-                      scratch=self._scratch())
         for pattern, at in ends.items():
             if pattern in self._symbolic:
                 out[pattern].extend(map(line_at.__getitem__, at))
