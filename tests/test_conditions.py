@@ -110,6 +110,33 @@ def test_schema_accepts_the_new_kinds(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("case", ["seed-000-blit-kernels-device-libs-missing",
+                                  "realworld/miopen-2049-gfx908-hiprtc-naive-conv-limits-not-found-rocm543"])
+def test_the_signatures_tried_are_those_an_anchor_of_which_may_hold(case: str) -> None:
+    """A case is walked past the signatures of its anchors' lines only: those with an anchor that reads no line and
+    the owners of the anchor patterns found, in the database's order; a database without some signatures (the
+    ablation's) tries the rest by the same rule."""
+    from triage.ingest import read_inputs
+    from triage.match import conditions
+    from triage.match.engine import candidates
+    from triage.parsers import parse
+
+    db = load(data_dir("signatures"))
+    artifacts, warnings = read_inputs([str(Path(__file__).resolve().parent.parent / "corpus" / case)])
+    parsed = parse(artifacts, warnings)
+    anchored = conditions.Lines(parsed, db.prefilters).anchored()
+
+    def may_hold(signatures: list) -> list:
+        return [sig for sig in signatures if not sig.anchors_need_lines or not anchored.isdisjoint(sig.anchor_patterns)]
+
+    tried = db.trying(anchored)
+    assert tried == may_hold(db.signatures) and len(tried) < len(db.signatures) / 3
+    assert {sig.id for sig, _ in candidates(parsed, db)} <= {sig.id for sig in tried}
+    gone = {tried[0].id, tried[-1].id}
+    smaller = db.without(gone)
+    assert smaller.trying(anchored) == may_hold(smaller.signatures) == [sig for sig in tried if sig.id not in gone]
+
+
+@pytest.mark.parametrize("case", ["seed-000-blit-kernels-device-libs-missing",
                                   "realworld/rocm-legacy-5773-therock-tarball-rocm-path-bitcode-under-lib-llvm"])
 def test_signatures_own_groups_read_in_one_pass_hold_the_same(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past a few signatures' own groups the rest are read in one pass of them all (when that pays): every condition

@@ -447,7 +447,25 @@ class Database:
     texts: Texts = field(default_factory=lambda: Texts(cache_dir("texts")), repr=False, compare=False)
 
     def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in ("patterns", "texts")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("patterns", "texts", "_by_anchor")}
+
+    def trying(self, anchored: Collection[int]) -> list[Signature]:
+        """The signatures one of whose anchors may hold, in the database's order: those with an anchor that reads
+        no line, and the owners of the anchor patterns found (``anchored``). Most of a database is neither, and a
+        case is not walked past them one by one."""
+        index = self.__dict__.get("_by_anchor")
+        if index is None:  # made on first use: ``without`` gives a database of its own
+            owners: dict[int, list[int]] = {}
+            for place, sig in enumerate(self.signatures):
+                for pattern in sig.anchor_patterns:
+                    owners.setdefault(pattern, []).append(place)
+            index = self.__dict__["_by_anchor"] = (
+                [place for place, sig in enumerate(self.signatures) if not sig.anchors_need_lines], owners)
+        always, owners = index
+        places = set(always)
+        for pattern in anchored:
+            places.update(owners.get(pattern, ()))
+        return [self.signatures[place] for place in sorted(places)]
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state, patterns=Patterns(None), texts=Texts(cache_dir("texts")))

@@ -372,18 +372,20 @@ def candidates(case: Case, db: Database) -> list[tuple[Signature, dict[str, Hit]
     lines = Lines(case, db.prefilters)
     os_name = case.value("os")
     found: list[tuple[Signature, dict[str, Hit]]] = []
+    trying: list[Signature] = db.signatures  # until the anchors' lines are known, any of them
     tried = 0
     try:
         anchored = lines.anchored()
-        for tried, sig in enumerate(db.signatures):
+        trying = db.trying(anchored)
+        for tried, sig in enumerate(trying):
             deadline.check("matching")
-            if (sig.anchors_need_lines and anchored.isdisjoint(sig.anchor_patterns)) or not sig.applies(os_name, case.inputs):
-                continue  # no anchor can hold
+            if not sig.applies(os_name, case.inputs):
+                continue
             tried_anchors = [anchor for anchor, need in zip(sig.anchors, sig.anchor_needs)
                              if need is None or not anchored.isdisjoint(need)]
             if hits := _evaluate(sig, tried_anchors, case, lines):
                 found.append((sig, hits))
-        tried = len(db.signatures)
+        tried = len(trying)
         if sum(sig.log_support for sig, _ in found) > SEPARATE_READS:  # many candidates: one pass of all their groups
             lines.read_together()
         for sig, hits in found:  # only a candidate needs its context, captures and counter-evidence
@@ -391,7 +393,7 @@ def candidates(case: Case, db: Database) -> list[tuple[Signature, dict[str, Hit]
             hits.update(_evaluate(sig, sig.support, case, lines))
     except deadline.OutOfTime:
         budget = deadline.current()
-        unfinished = f"{len(db.signatures) - tried} of {len(db.signatures)} signatures not tried, candidates' other conditions"
+        unfinished = f"{len(trying) - tried} of {len(trying)} signatures not tried, candidates' other conditions"
         case.warnings.append(budget.warning("matching", unfinished) if budget else f"matching stopped: {unfinished}")
     return found
 
