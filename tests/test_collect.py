@@ -473,14 +473,53 @@ DMESG = """\
 
 
 def test_kernel_log_keeps_the_command_and_what_it_started() -> None:
-    from triage.collect.probes import _dmesg_since, _others_faults_removed
+    from triage.collect.probes import _dmesg_after, _others_faults_removed
 
-    lines = _dmesg_since(DMESG.splitlines(), since_monotonic=201.0)
-    assert lines[0].startswith("[  199.500000]")  # a little before the start: the clocks differ slightly
+    lines = _dmesg_after(DMESG.splitlines(), after=199.0)  # a slack before the start: the clocks differ slightly
+    assert lines[0].startswith("[  199.500000]")
     kept, dropped = _others_faults_removed(lines, pid=120, comm="prog")
     assert dropped == 2 and not any("other[50]" in line or "48 8b 07" in line for line in kept)
     assert any("prog[120]" in line for line in kept) and any("child[130]" in line for line in kept)
     assert kept[-1].endswith("GPU reset begin!")
+    assert _dmesg_after(DMESG.splitlines(), after=200.1)[0].startswith("[  200.100001] Code")
+
+
+# A crash of an earlier process, logged a moment before the command starts, with a pid above
+# any the command can get (pids wrap around): only the kernel log's place when the command
+# started tells it apart. Each stand-in prints the old crash always, and a new line once the
+# command has run (its second call).
+_OLD_CRASH = ("[{t:12.6f}] whoami[4194303]: segfault at 0 ip 000055d0c0a0c1cb sp 00007ffd4d3b0a60 error 6 in whoami[11cb,55d0c0a0c000+1000]\n"
+              "[{t:12.6f}] Code: 00 00 b8 00 00 00 00 <c7> 00 01 00 00 00\n")
+_STAND_INS = {
+    "dmesg": ("journalctl", "print('-- No entries --')",
+              "dmesg", "out = OLD\nif calls > 1: out += '[{t:12.6f}] usb 1-1: new device\\n'.format(t=time.monotonic())\nprint(out, end='')"),
+    "journal": ("journalctl",
+                "if '--show-cursor' in sys.argv: print(OLD + '-- cursor: s=0a1b;i=7', end='')\n"
+                "elif any(a == '--after-cursor=s=0a1b;i=7' for a in sys.argv): print('Dec 07 10:00:01 host kernel: usb 1-1: new device')\n"
+                "else: print(OLD, end='')",
+                "dmesg", "sys.exit('dmesg: read kernel buffer failed: Operation not permitted')"),
+}
+
+
+@pytest.mark.parametrize("source", sorted(_STAND_INS))
+def test_an_earlier_crash_with_a_wrapped_pid_is_not_the_commands(tmp_path: Path, programs: Path, source: str) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    old = _OLD_CRASH.format(t=time.monotonic() - 0.3)
+    if source == "journal":
+        old = "".join(f"Dec 07 10:00:00 host kernel: {line.split('] ', 1)[1]}\n" for line in old.splitlines())
+    first, first_body, second, second_body = _STAND_INS[source]
+    for name, body in ((first, first_body), (second, second_body)):
+        (fake / name).write_text(
+            f"#!{sys.executable}\nimport sys, time\nfrom pathlib import Path\nOLD = {old!r}\n"
+            f"count = Path({str(fake / (name + '.calls'))!r})\n"
+            "calls = int(count.read_text()) + 1 if count.exists() else 1\ncount.write_text(str(calls))\n" + body + "\n")
+        (fake / name).chmod(0o755)
+    done, bundle = collect(tmp_path, "--", str(programs / "ok"), env={"PATH": f"{fake}:{os.environ['PATH']}"})
+    assert done.returncode == 0, done.stderr.decode()
+    kernel = members(bundle)["kernel.log"].decode()
+    assert "usb 1-1: new device" in kernel and "whoami[4194303]" not in kernel and "Code:" not in kernel
+    assert report(bundle)["fault"] is None
 
 
 def test_a_failed_write_leaves_the_old_bundle_and_no_stray_file(tmp_path: Path) -> None:

@@ -83,12 +83,13 @@ def _core(options: Options, pid: int) -> Found:
     return probes.core_file(pid, options.core_limit)
 
 
-def _steps(options: Options, run: Run | None, env: dict[str, str]) -> list[tuple[str, Callable[[], Found | list[Found]]]]:
+def _steps(options: Options, run: Run | None, mark: probes.KernelMark | None,
+           env: dict[str, str]) -> list[tuple[str, Callable[[], Found | list[Found]]]]:
     """The gatherers to run, in order, as (label, call)."""
     pid = run.captured.pid if run else None
     comm = os.path.basename(options.command[0])[:15] if options.command else None
     steps: list[tuple[str, Callable[[], Found | list[Found]]]] = [
-        ("kernel log", lambda: probes.kernel_log(run.captured.started if run else None,
+        ("kernel log", lambda: probes.kernel_log(mark, run.captured.started if run else None,
                                                  run.started_monotonic if run else None, pid, comm)),
     ]
     crashed = run is not None and not run.captured.stopped and run.signal_name in probes.CORE_SIGNALS
@@ -113,10 +114,11 @@ def _steps(options: Options, run: Run | None, env: dict[str, str]) -> list[tuple
 def gather(options: Options, progress: Progress) -> Collection:
     """Everything for the bundle, redacted when asked. OSError if the command cannot be started."""
     out = Collection()
-    run = None
+    run = mark = None
     env = dict(os.environ)
     if options.command:
         shown = subprocess.list2cmdline(options.command)
+        mark = probes.kernel_mark()
         progress.show(f"running {shown}")
         run = run_command(options.command, options.log_level, options.timeout, options.output_limit,
                           on_tick=lambda seconds, size: progress.running(shown, seconds, size))
@@ -126,7 +128,7 @@ def gather(options: Options, progress: Progress) -> Collection:
     else:
         out.missing.append(Missing("command run", "no command was given (triage collect -- COMMAND runs it with the "
                                    "HIP runtime log on and records how it ends)"))
-    steps = _steps(options, run, env)
+    steps = _steps(options, run, mark, env)
     for number, (label, step) in enumerate(steps, 1):
         progress.show(f"[{number}/{len(steps)}] {label}")
         out.add(step())

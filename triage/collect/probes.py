@@ -70,6 +70,30 @@ _DMESG_TIME = re.compile(r"^\[\s*(\d+\.\d+)\]")
 _FAULT_OF = re.compile(r"(?:^|[\s:])(?P<comm>[^\[\]\s:]{1,15})\[(?P<pid>\d+)\]:?\s+(?:segfault at|general protection|trap )")
 
 
+@dataclass(frozen=True)
+class KernelMark:
+    """Where the kernel log stood just before the command started: the journal's cursor, or the
+    stamp of dmesg's last line. Lines after it are the run's, whatever their pid; a crash of an
+    earlier process is before it even when pids have wrapped around and its pid is the higher."""
+
+    cursor: str | None = None
+    dmesg_stamp: float | None = None
+
+
+_CURSOR = re.compile(r"^-- cursor: (\S+)", re.M)
+
+
+def kernel_mark() -> KernelMark | None:
+    """The kernel log's last entry now (taken before the command runs), or None when neither the
+    journal nor dmesg can be read; then the lines are chosen by time, with a slack."""
+    journal = tool(["journalctl", "-k", "-n", "1", "--show-cursor", "--no-pager", "-q", "-o", "short"])
+    if m := _CURSOR.search(journal.text or ""):
+        return KernelMark(cursor=m[1])
+    dmesg = tool(["dmesg"])
+    stamps = [float(m[1]) for line in (dmesg.text or "").splitlines() if (m := _DMESG_TIME.match(line))]
+    return KernelMark(dmesg_stamp=stamps[-1] if stamps else 0.0) if dmesg.text is not None else None
+
+
 def _others_faults_removed(lines: list[str], pid: int | None, comm: str | None) -> tuple[list[str], int]:
     """Drop the segfault / trap lines (and the ``Code:`` line after each) of processes that
     were running before the command started (a lower pid and another name): they cannot be
@@ -92,11 +116,13 @@ def _others_faults_removed(lines: list[str], pid: int | None, comm: str | None) 
     return kept, dropped
 
 
-def kernel_log(since_epoch: float | None, since_monotonic: float | None, pid: int | None,
-               comm: str | None) -> Found:
-    """Kernel log lines since the command started (or the last lines of this boot), from the
-    journal when it has them, else from dmesg."""
-    if since_epoch is not None:
+def kernel_log(mark: KernelMark | None, since_epoch: float | None, since_monotonic: float | None,
+               pid: int | None, comm: str | None) -> Found:
+    """Kernel log lines since the command started (after ``mark``, else by time), or the last
+    lines of this boot when no command ran; from the journal when it has them, else from dmesg."""
+    if mark is not None and mark.cursor is not None:
+        journal = tool(["journalctl", "-k", "--no-pager", "-q", "-o", "short", f"--after-cursor={mark.cursor}"])
+    elif since_epoch is not None:
         journal = tool(["journalctl", "-k", "--no-pager", "-q", "-o", "short",
                         "--since", f"@{int(since_epoch - KERNEL_SLACK_S)}"])
     else:
@@ -105,10 +131,13 @@ def kernel_log(since_epoch: float | None, since_monotonic: float | None, pid: in
     if "No journal files were found" in journal.stderr:
         journal = ToolOutput(None, "journalctl: no journal files were found")
     source, lines = "journalctl -k", journal_lines
-    if not journal_lines:
+    journal_answered = mark is not None and mark.cursor is not None and journal.text is not None
+    if not journal_lines and not journal_answered:  # nothing new after the cursor is an answer too
         dmesg = tool(["dmesg"])
         if dmesg.text is not None:
-            source, lines = "dmesg", _dmesg_since(dmesg.text.splitlines(), since_monotonic)
+            after = mark.dmesg_stamp if mark is not None and mark.dmesg_stamp is not None else (
+                None if since_monotonic is None else since_monotonic - KERNEL_SLACK_S)
+            source, lines = "dmesg", _dmesg_after(dmesg.text.splitlines(), after)
         elif journal.text is None:
             return Missing("kernel log", f"{journal.problem}; {dmesg.problem}")
     lines, dropped = _others_faults_removed(lines, pid, comm)
@@ -119,16 +148,16 @@ def kernel_log(since_epoch: float | None, since_monotonic: float | None, pid: in
     return Item("kernel.log", what, header + "".join(line + "\n" for line in lines))
 
 
-def _dmesg_since(lines: list[str], since_monotonic: float | None) -> list[str]:
-    """dmesg's lines stamped at or after the start (its stamps are seconds since boot)."""
-    if since_monotonic is None or not any(_DMESG_TIME.match(line) for line in lines):
+def _dmesg_after(lines: list[str], after: float | None) -> list[str]:
+    """dmesg's lines stamped after ``after`` (its stamps are seconds since boot); the last lines
+    when there is no such time or the lines carry no stamps."""
+    if after is None or not any(_DMESG_TIME.match(line) for line in lines):
         return lines[-KERNEL_TAIL_LINES:]
-    start = since_monotonic - KERNEL_SLACK_S
     kept: list[str] = []
     keep = False
     for line in lines:
         if m := _DMESG_TIME.match(line):
-            keep = float(m[1]) >= start
+            keep = float(m[1]) > after
         if keep:
             kept.append(line)
     return kept
