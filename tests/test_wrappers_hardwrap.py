@@ -85,6 +85,7 @@ def test_a_case_cut_by_a_terminal_reads_as_bare(name: str, width: int, tmp_path:
 ONCE_CASES = [
     "llama-cpp-25807-libhipblas-so3-not-found-rocm-7-14-core-dir",  # the loader's error, one line
     "hipblaslt-856-wsl-could-not-load-tensilelibrary-segfault",  # a library's error and the shell's segfault
+    "dsnote-107-vega8-apu-rocblas-no-tensile-library-flatpak",  # rocBLAS's error, cut after a capital: "TensileL|ibrary"
 ]
 
 

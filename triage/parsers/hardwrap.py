@@ -266,9 +266,11 @@ def _split_once(lines: list[str], width: int) -> Wrap | None:
 
 
 def _mid_word(last: str, first: str) -> bool:
-    """Whether a line ending in ``last`` and the next starting with ``first`` read as one word cut in two: lower-case
-    letters or digits on both sides (a new record most often starts with a capital: ``Reason:``, ``HIP error``)."""
-    return all(c.isdigit() or c.isalpha() and c.islower() for c in (last, first))
+    """Whether a line ending in ``last`` and the next starting with ``first`` read as one word or path cut in two: the
+    next line goes on in a lower-case letter, a digit or ``_`` (a new record most often starts with a capital:
+    ``Reason:``, ``HIP error``), after a letter or digit of either case or a path's ``/ \\ _ . -``
+    (``TensileL|ibrary.dat``, ``rocblas/|library``)."""
+    return (first.isdigit() or first == "_" or first.isalpha() and first.islower()) and (last.isalnum() or last in "/\\_.-")
 
 
 def _few(lines: list[str], width: int) -> bool:
