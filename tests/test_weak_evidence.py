@@ -45,6 +45,11 @@ CONTEXT = {
     "an override export": "export HSA_OVERRIDE_GFX_VERSION=10.3.0\n",
     "a debugging variable export": "export AMD_SERIALIZE_KERNEL=3\n",
     "an APU's device line": "  Device 0: AMD Radeon Graphics, gfx1151 (0x1151), VMM: no, Wave Size: 32\n",
+    "ollama naming its ROCm library": (
+        'time=2024-10-26T14:35:44.590+01:00 level=INFO source=types.go:123 msg="inference compute" id=1 library=rocm '
+        'variant="" compute=gfx1032 driver=6.2 name="AMD Radeon RX 6700S" total="8.0 GiB" available="7.8 GiB"\n'),
+    "rocminfo's ISA name": "  Name:                    amdgcn-amd-amdhsa--gfx1100\n",
+    "an HCC-era compiler's version": "HCC clang version 5.0.0  (based on HCC 1.0.17262-e8cf396-540c9ca-363dd5c )\n",
 }
 
 
@@ -53,6 +58,13 @@ def test_weak_evidence_alone_names_no_class(text: str) -> None:
     diagnoses = _diagnoses(text)
     assert diagnoses[0].klass == "unknown"
     assert all(d.score <= 0.2 for d in diagnoses[1:]), [(d.id, d.score) for d in diagnoses[1:]]
+
+
+@pytest.mark.parametrize("text", CONTEXT.values(), ids=CONTEXT.keys())
+def test_context_alone_makes_no_candidate(text: str) -> None:
+    """Context is weighed only beside a failure's own line: alone it lists no "other candidates" (a report of a clinfo
+    crash once offered ollama's out-of-memory because the log named ollama's ROCm library)."""
+    assert [d.id for d in _diagnoses(text)] == ["unknown"]
 
 
 def test_cudas_allocation_failure_alone_names_no_amd_class() -> None:
