@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import ROOT
 from triage.corpus.labels import (CLASSES, NEGATIVE, LabelError, case_folders, held_out, read_label, read_seen,
-                                  thread_key)
+                                  same_thread, thread_key, thread_names)
 
 REALWORLD = ROOT / "corpus" / "realworld"
 SHARED = ROOT.parent / "shared"
@@ -24,6 +24,9 @@ def test_every_label_is_valid_and_every_thread_appears_once() -> None:
     assert len(LABELS) == len(list(REALWORLD.glob("*/label.yaml")))
     threads = Counter(label.thread for label in LABELS)
     assert [t for t, n in threads.items() if n > 1] == []
+    # nor twice under two names of one thread (ROCm/ROCm is also ROCm/legacy-rocm-build)
+    same = Counter(same_thread(label.source) for label in LABELS)
+    assert [t for t, n in same.items() if n > 1] == []
 
 
 def test_size_and_spread() -> None:
@@ -40,7 +43,8 @@ def test_size_and_spread() -> None:
 def test_inputs_hold_no_email_address_or_token() -> None:
     import re
 
-    secret = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+\.?[a-z]{2,}\b|\bghp_\w{20,}|github_pat_\w+|\bAKIA[0-9A-Z]{16}\b|\bhf_\w{20,}")
+    # an address, not a systemd unit instance ("user@1000.service", "app-x@autostart.service")
+    secret = re.compile(r"[\w.+-]+@(?![\w.-]*\.(?:service|socket|scope|slice|target|mount|timer|path)\b)[\w-]+\.[\w.]+\.?[a-z]{2,}\b|\bghp_\w{20,}|github_pat_\w+|\bAKIA[0-9A-Z]{16}\b|\bhf_\w{20,}")
     leaks = [p.name for f in case_folders(REALWORLD) for p in f.iterdir()
              if p.name != "label.yaml" and secret.search(p.read_text(errors="replace"))]
     assert leaks == []
@@ -70,6 +74,7 @@ def test_no_reserved_thread_under_the_other_name_of_rocms_issue_tracker() -> Non
                 found.update(hub.findall(path.read_text(errors="replace")))
     twins = sorted({f"https://github.com/ROCm/{'legacy-rocm-build' if name == 'ROCm' else 'ROCm'}/{kind}/{number}"
                     for name, kind, number in found})
+    twins += sorted({name for label in LABELS for name in thread_names(label.source)[1:]})
     assert len(twins) > 100  # the fixtures and the corpus link hundreds of this tracker's threads
     done = subprocess.run([sys.executable, str(SHARED / "tools" / "reserved.py"), *twins],
                           capture_output=True, text=True, timeout=300)

@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from triage.corpus.labels import CLASSES, LabelError, case_folders, held_out, read_label, read_seen  # noqa: E402
+from triage.corpus.labels import (CLASSES, LabelError, case_folders, held_out, read_label, read_seen,  # noqa: E402
+                                  same_thread, thread_names)
 
 SHARED = ROOT.parent / "shared"
 
@@ -56,13 +57,17 @@ def main() -> int:
             labels.append(read_label(folder))
         except LabelError as exc:
             problems.append(str(exc))
-    threads = Counter(lab.thread for lab in labels)
-    problems += [f"thread {t} is in {n} cases" for t, n in threads.items() if n > 1]
+    threads = Counter(same_thread(lab.source) for lab in labels)
+    problems += [f"thread {t} is in {n} cases (under one of its names)" for t, n in threads.items() if n > 1]
     reserved = SHARED / "tools" / "reserved.py"
     if reserved.is_file():
         scan = subprocess.run([sys.executable, str(reserved), "--scan", str(corpus)],
                               capture_output=True, text=True)
         problems += [f"reserved: {line}" for line in scan.stdout.splitlines()]
+        others = sorted({name for lab in labels for name in thread_names(lab.source)[1:]})
+        named = subprocess.run([sys.executable, str(reserved), *others], capture_output=True, text=True)
+        problems += [f"reserved under another name of its thread: {line}" for line in named.stdout.splitlines()
+                     if line.split()[-1:] == ["reserved"]]
     else:
         print("note: ../shared/tools/reserved.py is absent; reserved threads not checked")
     seen = read_seen(corpus)

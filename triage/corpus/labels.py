@@ -75,6 +75,30 @@ def thread_key(url: str) -> str:
     return re.split(r"[?#]", bare, maxsplit=1)[0].rstrip("/")
 
 
+# ROCm's repositories moved between organisations, and the ROCm/ROCm tracker is also kept as ROCm/legacy-rocm-build:
+# one thread, several links. The held-out split keeps hashing the link as written (changing it would move cases
+# between parts); these names only serve to find a thread twice, or reserved under another of its names.
+_ROCM_OWNERS = ("rocm", "rocmsoftwareplatform", "radeonopencompute", "rocm-developer-tools")
+_ROCM_TRACKER = ("rocm", "legacy-rocm-build")
+
+
+def thread_names(url: str) -> tuple[str, ...]:
+    """Every ``owner/repo#n`` under which the thread behind ``url`` may be linked, its own key first."""
+    key = thread_key(url)
+    m = re.fullmatch(r"([\w.-]+)/([\w.-]+)#(\d+)", key)
+    if not m or m.group(1) not in _ROCM_OWNERS:
+        return (key,)
+    _, repo, number = m.groups()
+    repos = _ROCM_TRACKER if repo in _ROCM_TRACKER else (repo,)
+    others = sorted({f"{o}/{r}#{number}" for o in _ROCM_OWNERS for r in repos} - {key})
+    return (key, *others)
+
+
+def same_thread(url: str) -> str:
+    """One key for all the links of a thread (see thread_names), to find a case twice."""
+    return min(thread_names(url))
+
+
 def held_out(url: str, seen: frozenset[str] = frozenset()) -> bool:
     """Whether the thread behind ``url`` belongs to the held-out part (fixed by its hash)."""
     key = thread_key(url)
