@@ -101,6 +101,18 @@ def _trie_regex(words: Sequence[str]) -> str:
     return emit(trie)
 
 
+@functools.lru_cache(maxsize=16)
+def _trie(words: tuple[str, ...], caseless: bool) -> tuple[re.Pattern[str], dict[str, list[Literal]]]:
+    """The trie-shaped regex of sorted ``words`` and, for each word, the literals it begins with (itself included).
+    A pure function of its arguments, kept once a process: building it costs some 50 ms for the anchors' literals,
+    and every analysis in a process (a server's, a desk's, a tool's loop over cases) asks for the same one. Callers
+    only read what it returns."""
+    known = set(words)
+    prefixes = {w: [(w[:k], caseless) for k in range(1, len(w) + 1) if w[:k] in known] for w in words}
+    first = re.escape("".join(sorted({w[0] for w in words})))  # lets re pass over other characters quickly
+    return re.compile(f"(?=[{first}])(?=({_trie_regex(words)}))"), prefixes
+
+
 # Literals past which one trie-shaped regex over the text beats a search per literal: a str.find
 # reads about 2-3 GB/s here, the regex about 5 MB/s whatever the number of literals, but building
 # it for the anchors' 1,200 literals takes some 70 ms. So the regex is built once the finds have
@@ -190,11 +202,7 @@ class _Literals:
         """Where each literal stands, by one trie-shaped regex: the longest at a position stands for every
         literal it begins with."""
         if caseless not in self._tries:
-            words = sorted(text for text, _ in literals)
-            known = set(words)
-            prefixes = {w: [(w[:k], caseless) for k in range(1, len(w) + 1) if w[:k] in known] for w in words}
-            first = re.escape("".join(sorted({w[0] for w in words})))  # lets re pass over other characters quickly
-            self._tries[caseless] = (re.compile(f"(?=[{first}])(?=({_trie_regex(words)}))"), prefixes)
+            self._tries[caseless] = _trie(tuple(sorted(text for text, _ in literals)), caseless)
         trie, prefixes = self._tries[caseless]
         return [(m.start(), literal) for m in trie.finditer(haystack) for literal in prefixes[m.group(1)]]
 
