@@ -34,9 +34,10 @@ import re
 import threading
 from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate, compress, count, repeat
 from operator import add, not_
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from triage.digest import sha256
@@ -102,15 +103,14 @@ def _trie_regex(words: Sequence[str]) -> str:
 
 
 @functools.lru_cache(maxsize=16)
-def _trie(words: tuple[str, ...], caseless: bool) -> tuple[re.Pattern[str], dict[str, list[Literal]]]:
+def _trie(words: tuple[str, ...], caseless: bool) -> tuple[re.Pattern[str], Mapping[str, tuple[Literal, ...]]]:
     """The trie-shaped regex of sorted ``words`` and, for each word, the literals it begins with (itself included).
-    A pure function of its arguments, kept once a process: building it costs some 50 ms for the anchors' literals,
-    and every analysis in a process (a server's, a desk's, a tool's loop over cases) asks for the same one. Callers
-    only read what it returns."""
+    A pure function of its arguments, kept once a process and read-only: its build is what the comment below weighs,
+    and every analysis in a process (a server's, a desk's, a tool's loop over cases) asks for the same one."""
     known = set(words)
-    prefixes = {w: [(w[:k], caseless) for k in range(1, len(w) + 1) if w[:k] in known] for w in words}
+    prefixes = {w: tuple((w[:k], caseless) for k in range(1, len(w) + 1) if w[:k] in known) for w in words}
     first = re.escape("".join(sorted({w[0] for w in words})))  # lets re pass over other characters quickly
-    return re.compile(f"(?=[{first}])(?=({_trie_regex(words)}))"), prefixes
+    return re.compile(f"(?=[{first}])(?=({_trie_regex(words)}))"), MappingProxyType(prefixes)
 
 
 # Literals past which one trie-shaped regex over the text beats a search per literal: a str.find
@@ -148,7 +148,7 @@ class _Literals:
         self._all = sorted(literal_sets)
         self._cased = {caseless: [literal for literal in self._owners if literal[1] == caseless]
                        for caseless in (True, False)}  # the caseless literals, the cased ones
-        self._tries: dict[bool, tuple[re.Pattern[str], dict[str, list[Literal]]]] = {}
+        self._tries: dict[bool, tuple[re.Pattern[str], Mapping[str, tuple[Literal, ...]]]] = {}
         self._spent = {True: 0, False: 0}  # characters x literals searched by finds so far, caseless or not
 
     def find(self, text: str, which: Sequence[int], found: dict[int, set[int]]) -> None:
