@@ -62,19 +62,19 @@ def test_no_reserved_thread_in_signatures_tests_or_corpus() -> None:
 @pytest.mark.skipif(not (SHARED / "tools" / "reserved.py").is_file(),
                     reason="../shared/tools/reserved.py is absent (a user's clone): reserved threads cannot be checked")
 def test_no_reserved_thread_under_the_other_name_of_rocms_issue_tracker() -> None:
-    """ROCm/ROCm's issues are also linked as ROCm/legacy-rocm-build (one thread, two names): a link under one name
-    must not be a reserved thread under the other, which the scan above, reading links as written, cannot see."""
+    """ROCm/ROCm's issues are also linked as ROCm/legacy-rocm-build, and ROCm's repositories moved between
+    organisations (one thread, several names; see thread_names): a link under one name must not be a reserved
+    thread under another, which the scan above, reading links as written, cannot see."""
     import re
 
-    hub = re.compile(r"github\.com/ROCm/(ROCm|legacy-rocm-build)/(issues|pull|discussions)/(\d+)")
+    hub = re.compile(r"github\.com/(?:ROCm|ROCmSoftwarePlatform|RadeonOpenCompute|ROCm-Developer-Tools)/[\w.-]+/"
+                     r"(?:issues|pull|discussions)/\d+", re.IGNORECASE)
     found = set()
     for folder in ("signatures", "tests", "corpus"):
         for path in (ROOT / folder).rglob("*"):
             if path.is_file() and path.suffix in {".yaml", ".yml", ".tsv", ".txt", ".md", ".json", ".py"}:
                 found.update(hub.findall(path.read_text(errors="replace")))
-    twins = sorted({f"https://github.com/ROCm/{'legacy-rocm-build' if name == 'ROCm' else 'ROCm'}/{kind}/{number}"
-                    for name, kind, number in found})
-    twins += sorted({name for label in LABELS for name in thread_names(label.source)[1:]})
+    twins = sorted({name for link in found for name in thread_names(link)[1:]})
     assert len(twins) > 100  # the fixtures and the corpus link hundreds of this tracker's threads
     done = subprocess.run([sys.executable, str(SHARED / "tools" / "reserved.py"), *twins],
                           capture_output=True, text=True, timeout=300)
