@@ -165,3 +165,14 @@ def test_nccl_debug_lines_are_a_programs_however_wordy() -> None:
     assert not is_prose("gpu-node:27907:27907 [0] NCCL INFO Call to connect returned Connection refused, retrying")
     # a person's sentence that names the level stays prose
     assert is_prose("I see NCCL WARN lines all the time when my job hangs in the middle of the run")
+
+
+def test_the_head_of_a_dkms_build_log_is_a_programs_line() -> None:
+    """DKMS opens each build's make.log with a line of words ("... make.log for amdgpu/X for kernel Y"); it counts
+    whole as evidence of the build, in both dkms 2's and dkms 3's form."""
+    from triage.parsers.lines import is_prose
+
+    assert not is_prose("DKMS (dkms-3.0.11) make.log for amdgpu/6.10.5-2119913.24.04 for kernel 6.14.0-15-generic (x86_64)")
+    assert not is_prose("DKMS make.log for amdgpu-5.11.32.21.40-1292797.20.04 for kernel 5.15.0-41-generic (x86_64)")
+    # a person's sentence about the log stays prose
+    assert is_prose("The DKMS make.log for the amdgpu module is too long for me to paste here so I attached it")

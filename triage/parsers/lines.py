@@ -85,6 +85,7 @@ _MACHINE_MARK = lazy(
     r"|The specified (?:module|procedure) could not be found|\[WinError \d+\]|\(0x0*7[EF]\)"
     # runtime messages worded as sentences (hipGetErrorString texts and their wrappers' prefixes)
     r"|HIP out of memory|no ROCm-capable device|There is no device can be used|\bHIP Error \d+|Exception during processing"
+    r"|^DKMS (?:\(dkms-[\d.]+\) )?make\.log for "  # the head of a DKMS build log ("... for amdgpu/6.8.5 for kernel X")
     r"|\bNCCL (?:WARN|INFO|TRACE|ABORT)\b"  # NCCL's and RCCL's debug lines ("host:pid:tid [1] enqueue.cc:2119 NCCL WARN ...")
     r"|has detected a driver timeout|an illegal memory access was encountered|the launch timed out and was terminated"
     # Windows' TDR notice (Event 4101 and the notification's title): "Display driver amdkmdag stopped responding and has
