@@ -256,3 +256,33 @@ def test_hip_log_ending_in_a_wait_inside_an_api_call_is_a_hang() -> None:
 ])
 def test_hip_log_not_ending_in_an_open_wait_is_no_hang(text: str) -> None:
     assert "process_hung" not in facts(text)
+
+
+def test_threads_waiting_for_runtime_locks_hang_on_a_lock_not_the_gpu() -> None:
+    """Two threads each waiting to take a mutex inside the HIP runtime (the shape of a lock-order deadlock in CLR's
+    memory pool): the process hung in a GPU call, but on a host lock; a thread waiting on the GPU's signal is not."""
+    got = facts(fixture("gdb-attached-two-threads-on-runtime-locks.txt"))
+    assert got["process_hung"] == "yes"
+    assert got["hung_in"] == "hipEventSynchronize (libamdhip64.so.6)"
+    assert got["hung_on"] == "lock"
+    assert facts(fixture("gdb-attached-hipStreamSynchronize.txt"))["hung_on"] == "gpu"
+    # one thread on a lock beside one waiting for the GPU's signal: the GPU is what the process waits for
+    gpu_wait = fixture("gdb-attached-hipStreamSynchronize.txt").split("Thread 1 (")[1]
+    mixed = fixture("gdb-attached-two-threads-on-runtime-locks.txt") + "\nThread 9 (" + gpu_wait
+    assert facts(mixed)["hung_on"] == "gpu"
+    # the only stuck thread on a lock: its holder is not shown
+    alone = fixture("gdb-attached-two-threads-on-runtime-locks.txt").split("Thread 3 (")[0]
+    assert facts(alone)["hung_on"] == "one lock"
+
+
+def test_two_threads_on_runtime_locks_in_calls_that_do_not_block_hang_too() -> None:
+    """hipMallocAsync and hipFreeAsync never wait for the GPU, so no blocking call names the hang; two threads each
+    waiting for a lock of the runtime under them still do. One such thread alone is no hang (a dump may catch a
+    thread taking a busy lock in passing)."""
+    text = fixture("gdb-attached-two-threads-on-runtime-locks.txt").replace(
+        "hip::Event::synchronize() ()", "hip::MemoryPool::FreeMemory(void*) ()").replace(
+        "hipEventSynchronize ()", "hipFreeAsync ()")
+    got = facts(text)
+    assert got["process_hung"] == "yes" and got["hung_on"] == "lock" and "hung_in" not in got
+    one = text.split("Thread 3 (")[0]
+    assert "process_hung" not in facts(one)

@@ -5,7 +5,10 @@ A hang is what a user reports when nothing crashed: the kernel's hung-task repor
 ``--timeout``, or a thread dump (gdb attached, ``thread apply all bt``; WinDbg's ``~*k``; py-spy) taken of a
 process that did not crash, one of whose threads waits in a blocking HIP/HSA/OpenCL call. ``hung_in`` is the GPU call a
 stuck thread waits in (parsers/hang.py reads it from traces; here also from the debuggers' stacks);
-without one the process hung elsewhere (CPU code, I/O, a lock), which is no GPU hang.
+without one the process hung elsewhere (CPU code, I/O, a lock), which is no GPU hang. ``hung_on`` says what the
+stuck threads of the stacks wait for: ``lock`` when two or more do and each waits to take a host lock (a mutex, a
+critical section) above its GPU call, which is a deadlock among the host's threads, not a GPU that stopped; ``one
+lock`` when the only stuck thread does (its lock's holder, not shown, may itself wait for the GPU); ``gpu`` otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +21,13 @@ from triage.parsers.hang import BACKGROUND_THREAD, TOP_FRAMES, native_gpu_call
 # A thread that waits: a blocking system call or a wait function among its top frames.
 _WAITING = lazy(r"(?i)wait|sleep|poll|futex|ioctl|cond_|sched_yield|\bselect\b|epoll|pthread_join")
 _WAIT_FRAMES = 4
+# Taking a host lock: glibc's and libstdc++'s mutexes, the HIP runtime's (amd::Monitor, amd::ScopedLock) and the HSA
+# runtime's (KernelMutex, HybridMutex), Windows' critical sections and slim reader/writer locks.
+_LOCKING = lazy(r"__lll_lock_wait|pthread_mutex_(?:timed)?lock|pthread_rwlock_(?:rd|wr|timedrd|timedwr)lock"
+                r"|__gthread_(?:recursive_)?mutex_lock|std::(?:recursive_|timed_|shared_)?mutex::lock"
+                r"|amd::Monitor::(?:lock|finishLock)|amd::ScopedLock::ScopedLock|rocr::(?:KernelMutex|HybridMutex)::Acquire"
+                r"|EnterCriticalSection|RtlpEnterCriticalSectionContended|AcquireSRWLock(?:Exclusive|Shared)"
+                r"|RtlAcquireSRWLock(?:Exclusive|Shared)")
 
 
 def _crashed(case: Case) -> bool:
@@ -26,10 +36,17 @@ def _crashed(case: Case) -> bool:
     return fault is not None and (fault.kind == "exception" or (fault.signal or "") in CRASH_SIGNALS)
 
 
-def _stack_calls(case: Case) -> list[tuple[str, Where, str]]:
-    """Each thread's blocking GPU call, from the debuggers' stacks (the crashing one excepted): the API call
-    nearest the top, or the runtime's wait under it when the API frame is past the top frames."""
-    found: list[tuple[str, Where, str]] = []
+# A frame of the HIP, HSA or OpenCL runtime (or an API call into one): a lock taken under it is the runtime's.
+_RUNTIME_FRAME = lazy(r"(?:^|::|\b)(?:hip[A-Z]\w*|hsa_\w+|cl[A-Z]\w+)\b|\b(?:amd|hip|roc|rocr|ihip)::")
+
+
+def _stack_waits(case: Case) -> tuple[list[tuple[str, Where, str, bool]], list[tuple[Where, str]]]:
+    """From the debuggers' stacks (the crashing one excepted): each stuck thread's blocking GPU call (the API call
+    nearest the top, or the runtime's wait under it when the API frame is past the top frames) and whether it waits
+    to take a host lock above that call; and each thread that waits to take a lock inside the runtime, whatever the
+    call (a hipMallocAsync is no blocking call, yet blocks on a lock), by the lock's frame."""
+    calls: list[tuple[str, Where, str, bool]] = []
+    locks: list[tuple[Where, str]] = []
     for stack in case.stacks:
         if stack.crashing or stack.form not in ("gdb", "coredump", "windows"):  # windows: WinDbg's ~*k, Visual Studio
             continue
@@ -37,15 +54,19 @@ def _stack_calls(case: Case) -> list[tuple[str, Where, str]]:
             continue  # the runtime's own service threads always wait
         if not any(f.symbol and _WAITING.search(f.symbol) for f in stack.frames[:_WAIT_FRAMES]):
             continue  # a thread that runs (or crashed, its signal line not pasted) inside a GPU call is not stuck there
-        calls = [(f, name) for f in stack.frames[:TOP_FRAMES]
-                 if f.symbol and not (f.symbol_note or "").startswith("unreliable") and (name := native_gpu_call(f.symbol))]
-        if not calls:
+        top = [f for f in stack.frames[:TOP_FRAMES] if f.symbol and not (f.symbol_note or "").startswith("unreliable")]
+        lock = next((i for i, f in enumerate(top) if _LOCKING.search(f.symbol or "")), None)
+        if lock is not None and any(_RUNTIME_FRAME.search(f.symbol or "") for f in top[lock + 1:]):
+            locks.append((top[lock].where, top[lock].text))
+        found = [(i, f, name) for i, f in enumerate(top) if (name := native_gpu_call(f.symbol or ""))]
+        if not found:
             continue
-        api = [c for c in calls if c[1].startswith(("hip", "cl"))]
-        frame, name = (api or calls)[0]
+        api = [c for c in found if c[2].startswith(("hip", "cl"))]
+        _, frame, name = (api or found)[0]
         module = (frame.module or "").replace("\\", "/").rsplit("/", 1)[-1]
-        found.append((f"{name} ({module})" if module else name, frame.where, frame.text))
-    return found
+        locking = lock is not None and lock < found[0][0]
+        calls.append((f"{name} ({module})" if module else name, frame.where, frame.text, locking))
+    return calls, locks
 
 
 def derive(case: Case) -> None:
@@ -55,14 +76,26 @@ def derive(case: Case) -> None:
     for fact in case.facts.get("run_ended", []):
         if "--timeout" in fact.value:  # triage collect stopped a run that did not end by itself
             reports.append(fact)
-    calls = [(f.value, f.where, f.text) for f in case.facts.get("hang_stack_call", [])] + _stack_calls(case)
-    if not reports and (not calls or _crashed(case)):
+    stack_calls, locks = _stack_waits(case)
+    calls = [(f.value, f.where, f.text, False) for f in case.facts.get("hang_stack_call", [])] + stack_calls
+    # two threads each waiting for a lock of the runtime are stuck even where neither call is a blocking one
+    stuck = calls or len(locks) > 1
+    if not reports and (not stuck or _crashed(case)):
         return
     first = reports[0] if reports else None
     if first is not None:
         case.add_fact("process_hung", "yes", first.where, first.text, 60)
-    else:
+    elif calls:
         case.add_fact("process_hung", "yes", calls[0][1], calls[0][2], 50)
+    else:
+        case.add_fact("process_hung", "yes", locks[0][0], locks[0][1], 50)
     if calls:
-        value, where, text = calls[0]
+        value, where, text, _ = calls[0]
         case.add_fact("hung_in", value, where, text, 60)
+    if any(not call[3] for call in calls):
+        value, where, text = "gpu", calls[0][1], calls[0][2]
+    elif locks:
+        value, (where, text) = ("lock" if len(locks) > 1 else "one lock"), locks[0]
+    else:
+        return
+    case.add_fact("hung_on", value, where, text, 60)
