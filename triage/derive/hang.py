@@ -92,8 +92,9 @@ def derive(case: Case) -> None:
     if calls:
         value, where, text, _ = calls[0]
         case.add_fact("hung_in", value, where, text, 60)
-    if any(not call[3] for call in calls):
-        value, where, text = "gpu", calls[0][1], calls[0][2]
+    waiting = [call for call in calls if not call[3]]
+    if waiting:
+        value, where, text = "gpu", waiting[0][1], waiting[0][2]
     elif locks:
         value, (where, text) = ("lock" if len(locks) > 1 else "one lock"), locks[0]
     else:
