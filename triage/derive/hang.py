@@ -13,6 +13,8 @@ lock`` when the only stuck thread does (its lock's holder, not shown, may itself
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from triage.lazy import lazy
 from triage.model import Case, Fact, Where
 from triage.parsers.codes import CRASH_SIGNALS
@@ -28,6 +30,17 @@ _LOCKING = lazy(r"__lll_lock_wait|pthread_mutex_(?:timed)?lock|pthread_rwlock_(?
                 r"|amd::Monitor::(?:lock|finishLock)|amd::ScopedLock::ScopedLock|rocr::(?:KernelMutex|HybridMutex)::Acquire"
                 r"|EnterCriticalSection|RtlpEnterCriticalSectionContended|AcquireSRWLock(?:Exclusive|Shared)"
                 r"|RtlAcquireSRWLock(?:Exclusive|Shared)")
+# A frame of the HIP, HSA or OpenCL runtime (or an API call into one): a lock taken under it is the runtime's.
+_RUNTIME_FRAME = lazy(r"(?:^|::|\b)(?:hip[A-Z]\w*|hsa_\w+|cl[A-Z]\w+)\b|\b(?:amd|hip|roc|rocr|ihip)::")
+
+
+class _Wait(NamedTuple):
+    """A stuck thread's GPU call as a fact would quote it, and whether the thread waits to take a host lock above it."""
+
+    call: str
+    where: Where
+    text: str
+    on_lock: bool
 
 
 def _crashed(case: Case) -> bool:
@@ -36,16 +49,12 @@ def _crashed(case: Case) -> bool:
     return fault is not None and (fault.kind == "exception" or (fault.signal or "") in CRASH_SIGNALS)
 
 
-# A frame of the HIP, HSA or OpenCL runtime (or an API call into one): a lock taken under it is the runtime's.
-_RUNTIME_FRAME = lazy(r"(?:^|::|\b)(?:hip[A-Z]\w*|hsa_\w+|cl[A-Z]\w+)\b|\b(?:amd|hip|roc|rocr|ihip)::")
-
-
-def _stack_waits(case: Case) -> tuple[list[tuple[str, Where, str, bool]], list[tuple[Where, str]]]:
+def _stack_waits(case: Case) -> tuple[list[_Wait], list[tuple[Where, str]]]:
     """From the debuggers' stacks (the crashing one excepted): each stuck thread's blocking GPU call (the API call
-    nearest the top, or the runtime's wait under it when the API frame is past the top frames) and whether it waits
-    to take a host lock above that call; and each thread that waits to take a lock inside the runtime, whatever the
-    call (a hipMallocAsync is no blocking call, yet blocks on a lock), by the lock's frame."""
-    calls: list[tuple[str, Where, str, bool]] = []
+    nearest the top, or the runtime's wait under it when the API frame is past the top frames); and each thread that
+    waits to take a lock inside the runtime, whatever the call (a hipMallocAsync is no blocking call, yet blocks on a
+    lock), by the lock's frame."""
+    calls: list[_Wait] = []
     locks: list[tuple[Where, str]] = []
     for stack in case.stacks:
         if stack.crashing or stack.form not in ("gdb", "coredump", "windows"):  # windows: WinDbg's ~*k, Visual Studio
@@ -55,17 +64,17 @@ def _stack_waits(case: Case) -> tuple[list[tuple[str, Where, str, bool]], list[t
         if not any(f.symbol and _WAITING.search(f.symbol) for f in stack.frames[:_WAIT_FRAMES]):
             continue  # a thread that runs (or crashed, its signal line not pasted) inside a GPU call is not stuck there
         top = [f for f in stack.frames[:TOP_FRAMES] if f.symbol and not (f.symbol_note or "").startswith("unreliable")]
-        lock = next((i for i, f in enumerate(top) if _LOCKING.search(f.symbol or "")), None)
-        if lock is not None and any(_RUNTIME_FRAME.search(f.symbol or "") for f in top[lock + 1:]):
+        lock = next((i for i, f in enumerate(top) if _LOCKING.search(f.symbol)), None)
+        if lock is not None and any(_RUNTIME_FRAME.search(f.symbol) for f in top[lock + 1:]):
             locks.append((top[lock].where, top[lock].text))
-        found = [(i, f, name) for i, f in enumerate(top) if (name := native_gpu_call(f.symbol or ""))]
+        found = [(i, f, name) for i, f in enumerate(top) if (name := native_gpu_call(f.symbol))]
         if not found:
             continue
         api = [c for c in found if c[2].startswith(("hip", "cl"))]
         _, frame, name = (api or found)[0]
         module = (frame.module or "").replace("\\", "/").rsplit("/", 1)[-1]
-        locking = lock is not None and lock < found[0][0]
-        calls.append((f"{name} ({module})" if module else name, frame.where, frame.text, locking))
+        calls.append(_Wait(f"{name} ({module})" if module else name, frame.where, frame.text,
+                           lock is not None and lock < found[0][0]))
     return calls, locks
 
 
@@ -77,7 +86,7 @@ def derive(case: Case) -> None:
         if "--timeout" in fact.value:  # triage collect stopped a run that did not end by itself
             reports.append(fact)
     stack_calls, locks = _stack_waits(case)
-    calls = [(f.value, f.where, f.text, False) for f in case.facts.get("hang_stack_call", [])] + stack_calls
+    calls = [_Wait(f.value, f.where, f.text, False) for f in case.facts.get("hang_stack_call", [])] + stack_calls
     # two threads each waiting for a lock of the runtime are stuck even where neither call is a blocking one
     stuck = calls or len(locks) > 1
     if not reports and (not stuck or _crashed(case)):
@@ -86,17 +95,13 @@ def derive(case: Case) -> None:
     if first is not None:
         case.add_fact("process_hung", "yes", first.where, first.text, 60)
     elif calls:
-        case.add_fact("process_hung", "yes", calls[0][1], calls[0][2], 50)
+        case.add_fact("process_hung", "yes", calls[0].where, calls[0].text, 50)
     else:
-        case.add_fact("process_hung", "yes", locks[0][0], locks[0][1], 50)
+        case.add_fact("process_hung", "yes", *locks[0], 50)
     if calls:
-        value, where, text, _ = calls[0]
-        case.add_fact("hung_in", value, where, text, 60)
-    waiting = [call for call in calls if not call[3]]
+        case.add_fact("hung_in", calls[0].call, calls[0].where, calls[0].text, 60)
+    waiting = [call for call in calls if not call.on_lock]
     if waiting:
-        value, where, text = "gpu", waiting[0][1], waiting[0][2]
+        case.add_fact("hung_on", "gpu", waiting[0].where, waiting[0].text, 60)
     elif locks:
-        value, (where, text) = ("lock" if len(locks) > 1 else "one lock"), locks[0]
-    else:
-        return
-    case.add_fact("hung_on", value, where, text, 60)
+        case.add_fact("hung_on", "lock" if len(locks) > 1 else "one lock", *locks[0], 60)
