@@ -77,6 +77,7 @@ _ENV_SPACED = lazy(r"(?:\bENV|\bset -g?x|\bsetx)[ \t]+(?P<k>" + _ENV_KEYS + r")[
 
 # A GPU product named anywhere (derive/gpu.py maps it to its architecture with tables/gpus.yaml).
 _PRODUCT = lazy(r"\bRadeon\b|\bInstinct\b|\bMI\d{2,3}[AX]?\b|\bRyzen AI\b|\bSteam Deck\b|\bBC-250\b", re.I)
+_IN_NAME = re.compile(r"[./]\w")  # the word inside a host name or a path
 # (Arch the distribution by its full name: "Architecture: gfx900" and "arch" in a GPU's description are no Linux.)
 _LINUX_HINT = lazy(r"/opt/rocm|\.so(?:\.\d+)*\b|\bLinux\b|coredumpctl|segfault at|\b(?:Ubuntu|Debian|Fedora|Arch ?Linux|"
                    r"archlinux|NixOS)\b", re.I)
@@ -195,7 +196,9 @@ def _versions(text: str, where: Where, case: Case) -> None:
 def _product(text: str, where: Where, case: Case) -> None:
     """The product name with its neighbourhood on the line (a long line's start may be far from it: TensorFlow's
     "Created TensorFlow device (...) -> physical GPU (device: 0, name: Ellesmere [Radeon RX 470/480/...]")."""
-    if case.kind_of(where) != "frame" and (m := _PRODUCT.search(text)) and not ("gfx" in text and _lists_targets(text)):
+    m = next((m for m in _PRODUCT.finditer(text) if not _IN_NAME.match(text, m.end())
+              and text[m.start() - 1:m.start()] not in (".", "/")), None)  # not repo.radeon.com, not /usr/lib/radeon
+    if case.kind_of(where) != "frame" and m and not ("gfx" in text and _lists_targets(text)):
         line = text.strip()
         if len(line) > 200:  # a window of whole words around the name
             start = text.rfind(" ", 0, max(0, m.start() - 80)) + 1
