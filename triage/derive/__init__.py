@@ -7,13 +7,14 @@ the machine's AMD processor carries,
 whether the ROCm release supports the GPU and AMD lists the running kernel for it, whether the GPU in use is an
 integrated one beside a discrete card, what the GPU's hardware supports (xnack, MFMA, WMMA), the ROCm root the compiler uses, how many folders the HIP runtime was loaded from, from
 how many folders and installs the ROCm libraries were loaded, whether the process
-hung in a GPU call, whether the device-visibility variables leave any GPU. Signatures then test these facts in one
+hung in a GPU call, whether the device-visibility variables leave any GPU, whether the user is in the group that
+may open the GPU's device nodes. Signatures then test these facts in one
 condition each instead of repeating the reasoning in regexes.
 """
 
 from __future__ import annotations
 
-from triage.derive import (apus, devices, gpu, hang, libraries, runtimes, stack, toolchain, vendor, versions,
+from triage.derive import (access, apus, devices, gpu, hang, libraries, runtimes, stack, toolchain, vendor, versions,
                            visibility)
 from triage.derive.tables import Tables, load_tables
 from triage.model import Case
@@ -34,3 +35,4 @@ def derive(case: Case, tables: Tables) -> None:
     hang.derive(case)
     toolchain.derive(case)
     visibility.derive(case)
+    access.derive(case)

@@ -17,7 +17,7 @@ import time
 from triage import deadline
 from triage.errors import BadInput, internal
 from triage.model import Artifact, Case, Where
-from triage.parsers import (amdgpu, amdlog, aotriton, appinfo, backtrace, buildtargets, cmake, cpu, elflib, envfacts, exitstatus, fatbin,
+from triage.parsers import (accounts, amdgpu, amdlog, aotriton, appinfo, backtrace, buildtargets, cmake, cpu, elflib, envfacts, exitstatus, fatbin,
                             fault, hang, hiperror, hserr, kernel, ldd, libloads, lines, listing, manifest, mpistack, offload,
                             profstack, sanitizer, selfstacks, stackwalk, strace, timestamps, toolchain, toolstacks, vendor, versions,
                             werfiles, wincrash, windbg, windows, windriver, wrappers)
@@ -44,7 +44,7 @@ _ELFCORE = _BinaryOnly("elfcore")
 # stacks backtrace read as the crashing one.
 LINE_PARSERS = (amdlog, backtrace, toolstacks, mpistack, profstack, stackwalk, selfstacks, sanitizer, kernel, amdgpu, windows, windbg, wincrash, werfiles, hserr, hang, exitstatus, hiperror, strace, offload, listing, toolchain, ldd, libloads,
                 _MINIDUMP, _ELFCORE, elflib, fatbin, manifest, appinfo, timestamps, versions, vendor, buildtargets, windriver, cpu,
-                aotriton, cmake, envfacts)
+                aotriton, cmake, accounts, envfacts)
 # fatbin.finish reads the GPU and the runtime kind that envfacts.finish settles.
 FINISHERS = (amdlog.finish, envfacts.finish, fatbin.finish, fault.merge, windriver.finish)
 
