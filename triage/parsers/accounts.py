@@ -29,7 +29,8 @@ _GROUPS = lazy(rf"^(?P<user>{_USER}) : (?P<groups>{_USER}(?: {_USER})*)\s*$")
 _SYSTEM_GROUP = re.compile(r"\b(?:adm|sudo|wheel|users|video|render|plugdev|cdrom|audio|dialout|lpadmin|input)\b")
 _GROUP_DB = lazy(r"^(?P<group>render|video):x?:\d+:(?P<members>[\w.,-]*)\s*$")
 _PROMPT = lazy(rf"^(?:\([\w.-]+\)\s*)?(?P<user>{_USER})@[\w.-]+:\S*[$#]\s")
-_NEEDLES = Needles(r"uid=\d", r" : ", r"^(?:render|video):", r"@[\w.-]+:\S*[$#]\s")
+_NEEDLES = Needles(r"\buid=\d+\(", r"^[a-z_][\w.-]{0,31} : [\w. -]*\b(?:adm|sudo|wheel|users|video|render|plugdev)\b",
+                   r"^(?:render|video):x?:\d+:", r"^(?:\([\w.-]+\)\s*)?[a-z_][\w.-]{0,31}@[\w.-]+:\S*[$#]\s")
 
 
 def parse(artifact: Artifact, case: Case) -> None:
