@@ -5,8 +5,8 @@ Since ROCm 5 on most distributions /dev/kfd and the render nodes belong to the `
 releases and some distributions), so a user outside both finds no GPU while root does. The fact is ``yes`` when
 ``id`` or ``groups`` lists ``render`` for the user (or the user is root), ``video only`` when they list ``video``
 but not ``render``, and ``no`` when they list neither. Without such a listing, the group database's member lists
-(``getent group``) are compared with the user a shell prompt names; a group's own members are its only members
-that a listing shows, so the comparison needs the render line.
+(``getent group``) are compared with the user a shell prompt names, which needs the render line at least (the
+database names a group's added members, not the users whose primary group it is, which for render is nobody).
 """
 
 from __future__ import annotations
