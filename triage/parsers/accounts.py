@@ -26,10 +26,11 @@ _ID_GROUP = re.compile(r"\d+\(([^)\s]+)\)")
 # "groups USER" prints "USER : g1 g2 ..."; a line of that shape counts only when it lists a group every distribution
 # has, so that "key : value words" of other programs do not.
 _GROUPS = lazy(rf"^(?P<user>{_USER}) : (?P<groups>{_USER}(?: {_USER})*)\s*$")
-_SYSTEM_GROUP = re.compile(r"\b(?:adm|sudo|wheel|users|video|render|plugdev|cdrom|audio|dialout|lpadmin|input)\b")
+_SYSTEM_GROUPS = r"\b(?:adm|sudo|wheel|users|video|render|plugdev|cdrom|audio|dialout|lpadmin|input)\b"
+_SYSTEM_GROUP = re.compile(_SYSTEM_GROUPS)
 _GROUP_DB = lazy(r"^(?P<group>render|video):x?:\d+:(?P<members>[\w.,-]*)\s*$")
 _PROMPT = lazy(rf"^(?:\([\w.-]+\)\s*)?(?P<user>{_USER})@[\w.-]+:\S*[$#]\s")
-_NEEDLES = Needles(r"\buid=\d+\(", r"^[a-z_][\w.-]{0,31} : [\w. -]*\b(?:adm|sudo|wheel|users|video|render|plugdev)\b",
+_NEEDLES = Needles(r"\buid=\d+\(", r"^[a-z_][\w.-]{0,31} : [\w. -]*" + _SYSTEM_GROUPS,
                    r"^(?:render|video):x?:\d+:", r"^(?:\([\w.-]+\)\s*)?[a-z_][\w.-]{0,31}@[\w.-]+:\S*[$#]\s")
 
 
