@@ -218,3 +218,14 @@ def test_a_device_list_is_one_value_and_an_argument_list_stops_at_its_comma() ->
     assert fact_values(listed, "env_HIP_VISIBLE_DEVICES") == ["GPU-7685bd29c5086f3d,GPU-12ab34cd"]
     called = derived_case("launch(HIP_VISIBLE_DEVICES=0,verbose=1)")
     assert fact_values(called, "env_HIP_VISIBLE_DEVICES") == ["0"]
+
+
+def test_the_radeon_of_a_host_name_or_path_is_no_product() -> None:
+    """apt's fetch lines from repo.radeon.com and firmware paths under radeon/ name no GPU; a listing beside them does."""
+    text = """\
+Get:3 https://repo.radeon.com/rocm/apt/6.1.2 jammy/main amd64 hip-runtime-amd amd64 6.1.40093.60102-119~22.04 [27.1 MB]
+W: Possible missing firmware /lib/firmware/radeon/hawaii_mc.bin for module radeon
+"""
+    assert "gpu_product" not in parse([artifact(text)]).flat_facts()
+    listed = parse([artifact(text + "  Marketing Name:          AMD Radeon RX 7900 XTX\n")]).flat_facts()
+    assert listed["gpu_product"] == "Marketing Name:          AMD Radeon RX 7900 XTX"

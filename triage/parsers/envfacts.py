@@ -196,8 +196,9 @@ def _versions(text: str, where: Where, case: Case) -> None:
 def _product(text: str, where: Where, case: Case) -> None:
     """The product name with its neighbourhood on the line (a long line's start may be far from it: TensorFlow's
     "Created TensorFlow device (...) -> physical GPU (device: 0, name: Ellesmere [Radeon RX 470/480/...]")."""
-    m = next((m for m in _PRODUCT.finditer(text) if not _IN_NAME.match(text, m.end())
-              and text[m.start() - 1:m.start()] not in (".", "/")), None)  # not repo.radeon.com, not /usr/lib/radeon
+    m = next((m for m in _PRODUCT.finditer(text) if m[0] != "radeon"  # the kernel driver's name, no product
+              and not _IN_NAME.match(text, m.end()) and text[m.start() - 1:m.start()] not in (".", "/")),
+             None)  # nor repo.radeon.com, /lib/firmware/radeon
     if case.kind_of(where) != "frame" and m and not ("gfx" in text and _lists_targets(text)):
         line = text.strip()
         if len(line) > 200:  # a window of whole words around the name
