@@ -193,19 +193,24 @@ def _versions(text: str, where: Where, case: Case) -> None:
             case.add_fact("hip_library_path", m["p"], where, text.strip(), 50)
 
 
+def _product_name(text: str) -> re.Match[str] | None:
+    """The first product name of a line that is one: not the kernel driver's lowercase name ("radeon"), nor a word of
+    a host name or path (repo.radeon.com, /lib/firmware/radeon)."""
+    return next((m for m in _PRODUCT.finditer(text) if m[0] != "radeon" and not _IN_NAME.match(text, m.end())
+                 and text[m.start() - 1:m.start()] not in (".", "/")), None)
+
+
 def _product(text: str, where: Where, case: Case) -> None:
     """The product name with its neighbourhood on the line (a long line's start may be far from it: TensorFlow's
     "Created TensorFlow device (...) -> physical GPU (device: 0, name: Ellesmere [Radeon RX 470/480/...]")."""
-    m = next((m for m in _PRODUCT.finditer(text) if m[0] != "radeon"  # the kernel driver's name, no product
-              and not _IN_NAME.match(text, m.end()) and text[m.start() - 1:m.start()] not in (".", "/")),
-             None)  # nor repo.radeon.com, /lib/firmware/radeon
-    if case.kind_of(where) != "frame" and m and not ("gfx" in text and _lists_targets(text)):
-        line = text.strip()
-        if len(line) > 200:  # a window of whole words around the name
-            start = text.rfind(" ", 0, max(0, m.start() - 80)) + 1
-            end = text.find(" ", min(len(text), start + 200))
-            line = text[start:end if end >= 0 else len(text)].strip()
-        case.add_fact("gpu_product", line, where, text.strip(), 60 if _PRIMARY.search(text) else 30)
+    if case.kind_of(where) == "frame" or not (m := _product_name(text)) or ("gfx" in text and _lists_targets(text)):
+        return
+    line = text.strip()
+    if len(line) > 200:  # a window of whole words around the name
+        start = text.rfind(" ", 0, max(0, m.start() - 80)) + 1
+        end = text.find(" ", min(len(text), start + 200))
+        line = text[start:end if end >= 0 else len(text)].strip()
+    case.add_fact("gpu_product", line, where, text.strip(), 60 if _PRIMARY.search(text) else 30)
 
 
 def _environment(text: str, where: Where, case: Case) -> None:
