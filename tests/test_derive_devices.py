@@ -81,3 +81,21 @@ def test_every_feature_row_names_a_known_processor_and_a_bad_row_is_refused(tmp_
     (tmp_path / "tables" / "gpu-features.yaml").write_text("features:\n  gfx1100: [wmma, tensor-cores]\n")
     with pytest.raises(TableError, match="gpu-features.yaml"):
         load_tables(tmp_path)
+
+
+LSPCI_POLARIS_BESIDE_NAVI32 = """\
+0c:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 32 [Radeon RX 7700 XT / 7800 XT] (rev c8)
+0d:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Ellesmere [Radeon RX 470/480/570/570X/580/580X/590] (rev e7)
+"""
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (LSPCI_POLARIS_BESIDE_NAVI32, "gfx803"),
+    # one card alone, old or new: nothing beside it
+    (LSPCI_POLARIS_BESIDE_NAVI32.splitlines()[1] + "\n", None),
+    (LSPCI_POLARIS_BESIDE_NAVI32.splitlines()[0] + "\n", None),
+    # an old APU's GPU (Kaveri) beside a Polaris card: no newer GPU
+    ("  Name:                    gfx700\n" + LSPCI_POLARIS_BESIDE_NAVI32.splitlines()[1] + "\n", None),
+], ids=["polaris-beside-navi32", "polaris-alone", "navi32-alone", "kaveri-apu-beside-polaris"])
+def test_old_gcn_card_beside_a_newer_gpu(tmp_path: Path, text: str, expected: str | None) -> None:
+    assert _facts(tmp_path, text, "old_gcn_gpu_beside_newer")["old_gcn_gpu_beside_newer"] == expected

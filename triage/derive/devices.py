@@ -7,6 +7,10 @@ list, ollama's ``compute=``), product name or PCI id. Its value says whether the
 device it uses by default: ``gfx_arch``'s best candidate) is the integrated one. An ``HSA_OVERRIDE_GFX_VERSION`` makes
 the runtime report the override's name for every GPU, so no answer is given under one.
 
+``old_gcn_gpu_beside_newer`` (the old card's arch) is set when the machine output names a discrete GCN 2-4 card
+(gfx7xx/gfx80x: Hawaii, Tonga, Fiji, Polaris) and a discrete GPU of a later generation: ROCm 7's runtime rejects the
+old card's doorbells, and with it in the machine the HSA runtime may start for neither.
+
 ``gpu_xnack``, ``gpu_mfma``, ``gpu_wmma`` (``yes``/``no``): what the real architecture (``gfx_arch_real``) supports,
 from tables/gpu-features.yaml (LLVM's processor table and target definitions).
 """
@@ -42,6 +46,18 @@ def _igpu(case: Case, tables: Tables) -> None:
         case.add_fact("igpu_in_use", "yes" if info.apu else "no", used.where, used.text, 50)
 
 
+_OLD_GCN = frozenset({"gcn2", "gcn3", "gcn4"})
+
+
+def _old_beside_newer(case: Case, tables: Tables) -> None:
+    discrete = [(arch, fact) for arch, fact in _listed(case, tables) if not tables.archs[arch].apu]
+    old = [(arch, fact) for arch, fact in discrete if tables.archs[arch].family in _OLD_GCN]
+    newer = [arch for arch, _ in discrete if tables.archs[arch].family not in _OLD_GCN | {"gcn1"}]
+    if old and newer:
+        arch, fact = old[0]
+        case.add_fact("old_gcn_gpu_beside_newer", arch, fact.where, fact.text, 50)
+
+
 def _features(case: Case, tables: Tables) -> None:
     real = case.fact("gfx_arch_real")
     if real is None or tables.arch(real.value) is None:
@@ -52,6 +68,8 @@ def _features(case: Case, tables: Tables) -> None:
 
 
 def derive(case: Case, tables: Tables) -> None:
-    """Add igpu_in_use and the GPU's hardware features (after gpu.derive, which settles the real arch)."""
+    """Add igpu_in_use, an old card beside a newer one, and the GPU's hardware features (after gpu.derive, which
+    settles the real arch)."""
     _igpu(case, tables)
+    _old_beside_newer(case, tables)
     _features(case, tables)
